@@ -1,0 +1,68 @@
+package karpenter
+
+import "k8s.io/apimachinery/pkg/runtime/schema"
+
+// API groups.
+const (
+	CoreGroup = "karpenter.sh"      // NodePool, NodeClaim
+	AWSGroup  = "karpenter.k8s.aws" // EC2NodeClass
+)
+
+// API versions. v1 is the hub that conversion goes through.
+const (
+	V1Beta1 = "v1beta1"
+	V1      = "v1"
+)
+
+// Kinds.
+const (
+	KindNodePool     = "NodePool"
+	KindNodeClaim    = "NodeClaim"
+	KindEC2NodeClass = "EC2NodeClass"
+)
+
+// Kind describes one Karpenter kind and the versions karpgate reads and writes.
+type Kind struct {
+	Group    string
+	Kind     string
+	Resource string
+	Versions []string
+}
+
+// Kinds lists every kind karpgate understands, in a stable order.
+var Kinds = []Kind{
+	{Group: CoreGroup, Kind: KindNodePool, Resource: "nodepools", Versions: []string{V1Beta1, V1}},
+	{Group: CoreGroup, Kind: KindNodeClaim, Resource: "nodeclaims", Versions: []string{V1Beta1, V1}},
+	{Group: AWSGroup, Kind: KindEC2NodeClass, Resource: "ec2nodeclasses", Versions: []string{V1Beta1, V1}},
+}
+
+// GroupVersionKind returns the GVK of kind k at version v.
+func (k Kind) GroupVersionKind(version string) schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: k.Group, Version: version, Kind: k.Kind}
+}
+
+// GroupVersionResource returns the GVR of kind k at version v.
+func (k Kind) GroupVersionResource(version string) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: k.Group, Version: version, Resource: k.Resource}
+}
+
+// LookupKind finds the Karpenter kind for an apiVersion ("group/version") and
+// kind pair. ok is false for anything that is not a Karpenter kind at a
+// version karpgate understands.
+func LookupKind(apiVersion, kind string) (k Kind, version string, ok bool) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return Kind{}, "", false
+	}
+	for _, candidate := range Kinds {
+		if candidate.Group != gv.Group || candidate.Kind != kind {
+			continue
+		}
+		for _, v := range candidate.Versions {
+			if v == gv.Version {
+				return candidate, v, true
+			}
+		}
+	}
+	return Kind{}, "", false
+}

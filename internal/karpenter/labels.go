@@ -1,0 +1,43 @@
+package karpenter
+
+// Labels and annotations Karpenter itself reads or writes.
+const (
+	// NodePoolLabel on a NodeClaim or Node names the NodePool that owns it.
+	NodePoolLabel = "karpenter.sh/nodepool"
+	// DoNotDisruptAnnotation on a pod or node blocks voluntary disruption.
+	DoNotDisruptAnnotation = "karpenter.sh/do-not-disrupt"
+	// Removed in v1; replaced by karpenter.sh/do-not-disrupt.
+	LegacyDoNotEvictAnnotation       = "karpenter.sh/do-not-evict"
+	LegacyDoNotConsolidateAnnotation = "karpenter.sh/do-not-consolidate"
+
+	NodePoolHashAnnotation            = "karpenter.sh/nodepool-hash"
+	NodePoolHashVersionAnnotation     = "karpenter.sh/nodepool-hash-version"
+	EC2NodeClassHashAnnotation        = "karpenter.k8s.aws/ec2nodeclass-hash"
+	EC2NodeClassHashVersionAnnotation = "karpenter.k8s.aws/ec2nodeclass-hash-version"
+	StoredVersionMigratedAnnotation   = "karpenter.sh/stored-version-migrated"
+)
+
+// Compatibility annotations written by Karpenter v1.0's conversion webhook.
+// karpgate writes and honours them with the same payload shapes so that
+// Karpenter reads karpgate's output as its own.
+const (
+	// JSON of the v1beta1 kubelet block; while present Karpenter v1.0 uses it
+	// instead of EC2NodeClass.spec.kubelet.
+	KubeletCompatibilityAnnotation = "compatibility.karpenter.sh/v1beta1-kubelet-conversion"
+	// JSON of the original v1beta1 nodeClassRef ("null" when absent).
+	NodeClassReferenceCompatibilityAnnotation = "compatibility.karpenter.sh/v1beta1-nodeclass-reference"
+	// Which Ubuntu compatibility steps were applied to an EC2NodeClass.
+	UbuntuCompatibilityAnnotation = "compatibility.karpenter.k8s.aws/v1beta1-ubuntu"
+	// The pinned alias version kept while an EC2NodeClass is read as v1beta1.
+	AliasVersionCompatibilityAnnotation = "compatibility.karpenter.k8s.aws/v1-alias-version"
+)
+
+// Disruption reasons a v1 budget can name.
+const (
+	ReasonUnderutilized = "Underutilized"
+	ReasonEmpty         = "Empty"
+	ReasonDrifted       = "Drifted"
+)
+
+// DisruptionReasons lists the v1 budget reasons in Karpenter's order.
+var DisruptionReasons = []string{ReasonUnderutilized, ReasonEmpty, ReasonDrifted}
