@@ -66,9 +66,16 @@ func Convert(ctx context.Context, obj map[string]any, toVersion string, opts Opt
 }
 
 func convert(e *env, obj map[string]any, kind karpenter.Kind, from, to string) (map[string]any, error) {
-	in := copyMap(obj)
-	if err := checkNoForeignRestore(in, from); err != nil {
+	if err := checkNoForeignRestore(obj, from); err != nil {
 		return nil, err
+	}
+	// in is obj without the restore annotation being consumed; it is only
+	// read from here on, so obj itself serves when there is none.
+	in := obj
+	if _, found, err := getAnnotation(obj, karpenter.RestoreAnnotation(to)); err != nil {
+		return nil, err
+	} else if found {
+		in = copyMap(obj)
 	}
 	records, err := takeRestore(in, karpenter.RestoreAnnotation(to))
 	if err != nil {
@@ -91,15 +98,11 @@ func convert(e *env, obj map[string]any, kind karpenter.Kind, from, to string) (
 	back["apiVersion"] = in["apiVersion"]
 	if missing := diffForRestore(in, back); len(missing) > 0 {
 		for _, m := range missing {
-			if err := checkRestorePath(m.path); err != nil {
+			if err := m.check(); err != nil {
 				return nil, fmt.Errorf("internal error: the way back from %s changes more than it may: %v", to, err)
 			}
 		}
-		payload, err := encodeRestore(missing)
-		if err != nil {
-			return nil, fmt.Errorf("encoding %s: %v", karpenter.RestoreAnnotation(from), err)
-		}
-		if err := setAnnotation(out, karpenter.RestoreAnnotation(from), payload); err != nil {
+		if err := putRestore(out, karpenter.RestoreAnnotation(from), missing); err != nil {
 			return nil, err
 		}
 	}

@@ -36,31 +36,33 @@ type restoreEntryJSON struct {
 	Original  json.RawMessage `json:"original,omitempty"`
 }
 
-// diffForRestore lists the records that turn converted back into original.
+// diffForRestore lists, sorted by path, the records that turn converted
+// back into original.
 func diffForRestore(original, converted map[string]any) []restoreEntry {
-	var out []restoreEntry
-	diffValue(nil, original, true, converted, true, &out)
-	return out
+	var d differ
+	d.value(original, true, converted, true)
+	sort.Slice(d.out, func(i, j int) bool { return lessPath(d.out[i].path, d.out[j].path) })
+	return d.out
 }
 
-func diffValue(path []any, orig any, hasOrig bool, conv any, hasConv bool, out *[]restoreEntry) {
+// differ walks two values with one shared path stack; only a record copies it.
+type differ struct {
+	path []any
+	out  []restoreEntry
+}
+
+func (d *differ) value(orig any, hasOrig bool, conv any, hasConv bool) {
 	if hasOrig && hasConv {
 		if om, ok := orig.(map[string]any); ok {
 			if cm, ok := conv.(map[string]any); ok {
-				keys := make([]string, 0, len(om)+len(cm))
-				for k := range om {
-					keys = append(keys, k)
-				}
-				for k := range cm {
-					if _, ok := om[k]; !ok {
-						keys = append(keys, k)
-					}
-				}
-				sort.Strings(keys)
-				for _, k := range keys {
-					ov, inOrig := om[k]
+				for k, ov := range om {
 					cv, inConv := cm[k]
-					diffValue(appendPath(path, k), ov, inOrig, cv, inConv, out)
+					d.child(k, ov, true, cv, inConv)
+				}
+				for k, cv := range cm {
+					if _, inOrig := om[k]; !inOrig {
+						d.child(k, nil, false, cv, true)
+					}
 				}
 				return
 			}
@@ -69,7 +71,9 @@ func diffValue(path []any, orig any, hasOrig bool, conv any, hasConv bool, out *
 			if cl, ok := conv.([]any); ok && len(ol) == len(cl) {
 				for i := range ol {
 					if !equalValues(ol[i], cl[i]) {
-						*out = append(*out, restoreEntry{path: appendPath(path, i), converted: cl[i], hasConverted: true, original: ol[i], hasOriginal: true})
+						d.path = append(d.path, i)
+						d.record(ol[i], true, cl[i], true)
+						d.path = d.path[:len(d.path)-1]
 					}
 				}
 				return
@@ -79,15 +83,37 @@ func diffValue(path []any, orig any, hasOrig bool, conv any, hasConv bool, out *
 			return
 		}
 	}
-	if !hasOrig && !hasConv {
-		return
+	if hasOrig || hasConv {
+		d.record(orig, hasOrig, conv, hasConv)
 	}
-	*out = append(*out, restoreEntry{path: appendPath(path), converted: conv, hasConverted: hasConv, original: orig, hasOriginal: hasOrig})
 }
 
-func appendPath(path []any, step ...any) []any {
-	out := make([]any, 0, len(path)+len(step))
-	return append(append(out, path...), step...)
+func (d *differ) child(key string, orig any, hasOrig bool, conv any, hasConv bool) {
+	d.path = append(d.path, key)
+	d.value(orig, hasOrig, conv, hasConv)
+	d.path = d.path[:len(d.path)-1]
+}
+
+func (d *differ) record(orig any, hasOrig bool, conv any, hasConv bool) {
+	path := append([]any(nil), d.path...)
+	d.out = append(d.out, restoreEntry{path: path, converted: conv, hasConverted: hasConv, original: orig, hasOriginal: hasOrig})
+}
+
+// lessPath orders paths step by step; a key sorts before an index.
+func lessPath(a, b []any) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		as, aIsKey := a[i].(string)
+		bs, bIsKey := b[i].(string)
+		switch {
+		case aIsKey != bIsKey:
+			return aIsKey
+		case aIsKey && as != bs:
+			return as < bs
+		case !aIsKey && a[i].(int) != b[i].(int):
+			return a[i].(int) < b[i].(int)
+		}
+	}
+	return len(a) < len(b)
 }
 
 // apply restores the original value if the field still holds converted.
@@ -143,10 +169,11 @@ func child(parent any, step any) (any, bool) {
 	return nil, false
 }
 
-// checkRestorePath keeps records inside spec, status, labels and
-// annotations: a conversion may change nothing else in metadata, and a
-// record must not write karpgate's own annotations.
-func checkRestorePath(path []any) error {
+// check keeps records inside spec, status, labels and annotations: a
+// conversion may change nothing else in metadata, and a record must not
+// write karpgate's own annotations.
+func (e restoreEntry) check() error {
+	path := e.path
 	if len(path) == 0 {
 		return fmt.Errorf("empty path")
 	}
@@ -164,77 +191,124 @@ func checkRestorePath(path []any) error {
 	return fmt.Errorf("path %s is outside spec, status, metadata.labels and metadata.annotations", describeJSON(path))
 }
 
-func encodeRestore(entries []restoreEntry) (string, error) {
-	out := make([]restoreEntryJSON, len(entries))
+// restorePayload is the annotation's JSON. Annotations and Metadata say
+// what metadata.annotations, or metadata, held before the annotation was
+// added when that was empty or null, so that taking the annotation off
+// gives back exactly the object it was put on.
+type restorePayload struct {
+	Records     []restoreEntryJSON `json:"records"`
+	Annotations json.RawMessage    `json:"annotations,omitempty"`
+	Metadata    json.RawMessage    `json:"metadata,omitempty"`
+}
+
+// putRestore adds the restore annotation key holding entries to obj.
+func putRestore(obj map[string]any, key string, entries []restoreEntry) error {
+	var payload restorePayload
+	var err error
+	marshal := func(v any) json.RawMessage {
+		b, e := json.Marshal(v)
+		if e != nil && err == nil {
+			err = e
+		}
+		return b
+	}
+	payload.Records = make([]restoreEntryJSON, len(entries))
 	for i, e := range entries {
-		out[i].Path = e.path
+		payload.Records[i].Path = e.path
 		if e.hasConverted {
-			b, err := json.Marshal(e.converted)
-			if err != nil {
-				return "", err
-			}
-			out[i].Converted = b
+			payload.Records[i].Converted = marshal(e.converted)
 		}
 		if e.hasOriginal {
-			b, err := json.Marshal(e.original)
-			if err != nil {
-				return "", err
-			}
-			out[i].Original = b
+			payload.Records[i].Original = marshal(e.original)
 		}
 	}
-	b, err := json.Marshal(out)
-	return string(b), err
+	meta, hasMeta := obj["metadata"]
+	if metaMap, ok := meta.(map[string]any); ok {
+		if annotations, has := metaMap["annotations"]; has && isEmpty(annotations) {
+			payload.Annotations = marshal(annotations)
+		} else if !has && len(metaMap) == 0 {
+			payload.Metadata = marshal(meta)
+		}
+	} else if hasMeta && meta == nil {
+		payload.Metadata = marshal(meta)
+	}
+	if err != nil {
+		return fmt.Errorf("encoding %s: %v", key, err)
+	}
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %v", key, err)
+	}
+	return setAnnotation(obj, key, string(b))
+}
+
+func isEmpty(v any) bool {
+	m, ok := v.(map[string]any)
+	return v == nil || (ok && len(m) == 0)
 }
 
 // takeRestore removes the restore annotation for the version being
-// converted to and returns its records.
+// converted to, leaving the object as it was before the annotation was put
+// on, and returns its records.
 func takeRestore(obj map[string]any, key string) ([]restoreEntry, error) {
 	raw, found, err := getAnnotation(obj, key)
 	if err != nil || !found {
 		return nil, err
 	}
-	deleteAnnotation(obj, key)
-	entries, err := decodeRestore(raw)
+	payload, entries, err := decodeRestore(raw)
 	if err != nil {
-		return nil, fieldError(annotationPath(key), "remove the annotation; karpgate wrote it as a JSON list of {path, converted, original}", "%v", err)
+		return nil, fieldError(annotationPath(key), "remove the annotation; karpgate writes it as {\"records\": [{path, converted, original}]}", "%v", err)
+	}
+	deleteAnnotation(obj, key)
+	if len(payload.Annotations) > 0 {
+		v, _, _ := decodeRaw(payload.Annotations)
+		if !isEmpty(v) {
+			return nil, fieldError(annotationPath(key), "remove the annotation", "annotations must be {} or null")
+		}
+		ensureMap(obj, "metadata")["annotations"] = v
+	} else if len(payload.Metadata) > 0 {
+		v, _, _ := decodeRaw(payload.Metadata)
+		if _, has := obj["metadata"]; !isEmpty(v) || has {
+			return nil, fieldError(annotationPath(key), "remove the annotation", "metadata must be {} or null, and only stand for a metadata that is gone")
+		}
+		obj["metadata"] = v
 	}
 	return entries, nil
 }
 
-func decodeRestore(raw string) ([]restoreEntry, error) {
-	var records []restoreEntryJSON
-	if err := json.Unmarshal([]byte(raw), &records); err != nil {
-		return nil, fmt.Errorf("not valid JSON: %v", err)
+func decodeRestore(raw string) (restorePayload, []restoreEntry, error) {
+	var payload restorePayload
+	if err := json.Unmarshal([]byte(raw), &payload); err != nil {
+		return payload, nil, fmt.Errorf("not valid JSON: %v", err)
 	}
-	entries := make([]restoreEntry, len(records))
-	for i, r := range records {
+	entries := make([]restoreEntry, len(payload.Records))
+	for i, r := range payload.Records {
 		e := &entries[i]
 		for _, step := range r.Path {
 			switch s := step.(type) {
 			case string:
 				e.path = append(e.path, s)
 			case float64:
-				if s < 0 || s != float64(int(s)) {
-					return nil, fmt.Errorf("entry %d: path index %v is not a list index", i, s)
+				if s < 0 || s > 1<<30 || s != float64(int(s)) {
+					return payload, nil, fmt.Errorf("record %d: path index %v is not a list index", i, s)
 				}
 				e.path = append(e.path, int(s))
 			default:
-				return nil, fmt.Errorf("entry %d: path steps must be strings or list indices", i)
+				return payload, nil, fmt.Errorf("record %d: path steps must be strings or list indices", i)
 			}
-		}
-		if err := checkRestorePath(e.path); err != nil {
-			return nil, fmt.Errorf("entry %d: %v", i, err)
 		}
 		var err error
 		if e.converted, e.hasConverted, err = decodeRaw(r.Converted); err != nil {
-			return nil, fmt.Errorf("entry %d: converted: %v", i, err)
+			return payload, nil, fmt.Errorf("record %d: converted: %v", i, err)
 		}
 		if e.original, e.hasOriginal, err = decodeRaw(r.Original); err != nil {
-			return nil, fmt.Errorf("entry %d: original: %v", i, err)
+			return payload, nil, fmt.Errorf("record %d: original: %v", i, err)
+		}
+		if err := e.check(); err != nil {
+			return payload, nil, fmt.Errorf("record %d: %v", i, err)
 		}
 	}
-	return entries, nil
+	return payload, entries, nil
 }
 
 func decodeRaw(raw json.RawMessage) (any, bool, error) {

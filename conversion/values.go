@@ -39,28 +39,39 @@ func decodeJSON(data []byte) (any, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("unexpected data after the JSON value")
 	}
-	return normalizeNumbers(v), nil
+	return normalizeNumbers(v)
 }
 
-// normalizeNumbers replaces json.Number in place with int64 or float64.
-func normalizeNumbers(v any) any {
+// normalizeNumbers replaces json.Number with int64 or float64.
+func normalizeNumbers(v any) (any, error) {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, c := range t {
-			t[k] = normalizeNumbers(c)
+			n, err := normalizeNumbers(c)
+			if err != nil {
+				return nil, err
+			}
+			t[k] = n
 		}
 	case []any:
 		for i, c := range t {
-			t[i] = normalizeNumbers(c)
+			n, err := normalizeNumbers(c)
+			if err != nil {
+				return nil, err
+			}
+			t[i] = n
 		}
 	case json.Number:
 		if i, err := strconv.ParseInt(string(t), 10, 64); err == nil {
-			return i
+			return i, nil
 		}
-		f, _ := strconv.ParseFloat(string(t), 64) // out of range gives ±Inf; JSON cannot carry it anyway
-		return f
+		f, err := strconv.ParseFloat(string(t), 64)
+		if err != nil {
+			return nil, fmt.Errorf("number %s is out of range", t)
+		}
+		return f, nil
 	}
-	return v
+	return v, nil
 }
 
 // copyValue deep-copies a JSON-compatible value.
