@@ -215,9 +215,11 @@ func (g *gen) ec2NodeClass(version string) map[string]any {
 		spec["instanceProfile"] = "profile-" + g.word()
 	}
 	optional := map[string]func() any{
-		"userData":                 func() any { return "#!/bin/bash\necho " + g.word() },
-		"tags":                     func() any { return g.stringMap("team", "cost-center") },
-		"metadataOptions":          func() any { return map[string]any{"httpEndpoint": "enabled", "httpProtocolIPv6": "disabled", "httpPutResponseHopLimit": int64(1 + g.r.IntN(2)), "httpTokens": "required"} },
+		"userData": func() any { return "#!/bin/bash\necho " + g.word() },
+		"tags":     func() any { return g.stringMap("team", "cost-center") },
+		"metadataOptions": func() any {
+			return map[string]any{"httpEndpoint": "enabled", "httpProtocolIPv6": "disabled", "httpPutResponseHopLimit": int64(1 + g.r.IntN(2)), "httpTokens": "required"}
+		},
 		"blockDeviceMappings":      func() any { return g.blockDevices() },
 		"instanceStorePolicy":      func() any { return "RAID0" },
 		"detailedMonitoring":       func() any { return g.maybe(0.5) },
