@@ -1,0 +1,147 @@
+package controlplane
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// AssetsEnv is the variable envtest reads for its binary folder.
+const AssetsEnv = "KUBEBUILDER_ASSETS"
+
+// Options chooses what the control plane starts with.
+type Options struct {
+	// AssetsDir holds kube-apiserver, etcd and kubectl. Empty means
+	// $KUBEBUILDER_ASSETS.
+	AssetsDir string
+	// CRDs are installed, and waited for, before Start returns.
+	CRDs []*apiextensionsv1.CustomResourceDefinition
+	// KubeconfigPath is where the admin kubeconfig is written. Empty means a
+	// file in a fresh temporary folder, removed by Stop.
+	KubeconfigPath string
+	// Output receives the API server's and etcd's logs; nil discards them.
+	Output io.Writer
+	// StartTimeout bounds the start of each process; zero means one minute.
+	StartTimeout time.Duration
+}
+
+// ControlPlane is a running kube-apiserver and etcd.
+type ControlPlane struct {
+	Config         *rest.Config
+	KubeconfigPath string
+	AssetsDir      string
+
+	env     *envtest.Environment
+	tempDir string
+}
+
+// Start launches etcd and kube-apiserver, installs the CRDs and writes the
+// kubeconfig. On error nothing is left running.
+func Start(opts Options) (*ControlPlane, error) {
+	assets := opts.AssetsDir
+	if assets == "" {
+		assets = os.Getenv(AssetsEnv)
+	}
+	if assets == "" {
+		return nil, fmt.Errorf("no control plane binaries: set %s or run `make tools`", AssetsEnv)
+	}
+	for _, bin := range []string{"kube-apiserver", "etcd", "kubectl"} {
+		if _, err := os.Stat(filepath.Join(assets, bin)); err != nil {
+			return nil, fmt.Errorf("control plane binary %s missing in %s (run `make tools`): %w", bin, assets, err)
+		}
+	}
+	timeout := opts.StartTimeout
+	if timeout == 0 {
+		timeout = time.Minute
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory:    assets,
+		CRDs:                     opts.CRDs,
+		ErrorIfCRDPathMissing:    true,
+		ControlPlaneStartTimeout: timeout,
+		ControlPlaneStopTimeout:  30 * time.Second,
+	}
+	if opts.Output != nil {
+		api := env.ControlPlane.GetAPIServer()
+		api.Out, api.Err = opts.Output, opts.Output
+		env.ControlPlane.Etcd = &envtest.Etcd{Out: opts.Output, Err: opts.Output}
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		_ = env.Stop()
+		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
+	}
+	cp := &ControlPlane{Config: cfg, AssetsDir: assets, env: env, KubeconfigPath: opts.KubeconfigPath}
+	if cp.KubeconfigPath == "" {
+		cp.tempDir, err = os.MkdirTemp("", "karpgate-controlplane-")
+		if err != nil {
+			_ = cp.Stop()
+			return nil, err
+		}
+		cp.KubeconfigPath = filepath.Join(cp.tempDir, "kubeconfig")
+	}
+	if err := writeKubeconfig(cp.KubeconfigPath, env.KubeConfig); err != nil {
+		_ = cp.Stop()
+		return nil, err
+	}
+	return cp, nil
+}
+
+func writeKubeconfig(path string, content []byte) error {
+	if len(content) == 0 {
+		return errors.New("envtest produced no kubeconfig")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, content, 0o600)
+}
+
+// Stop ends both processes and removes what Start created.
+func (c *ControlPlane) Stop() error {
+	err := c.env.Stop()
+	if c.tempDir != "" {
+		err = errors.Join(err, os.RemoveAll(c.tempDir))
+	}
+	return err
+}
+
+// KubectlResult is what one kubectl invocation printed.
+type KubectlResult struct {
+	Stdout, Stderr string
+	ExitCode       int
+}
+
+// Kubectl runs the real kubectl against this control plane, feeding stdin
+// when it is not nil. A non-zero exit is reported in the result, not as an
+// error, because tests assert on failures as often as on successes.
+func (c *ControlPlane) Kubectl(ctx context.Context, stdin []byte, args ...string) (KubectlResult, error) {
+	full := append([]string{"--kubeconfig", c.KubeconfigPath}, args...)
+	cmd := exec.CommandContext(ctx, filepath.Join(c.AssetsDir, "kubectl"), full...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res := KubectlResult{Stdout: stdout.String(), Stderr: stderr.String()}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		res.ExitCode = exit.ExitCode()
+		return res, nil
+	case err != nil:
+		return res, fmt.Errorf("running kubectl %v: %w", args, err)
+	}
+	return res, nil
+}
