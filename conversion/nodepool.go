@@ -85,6 +85,11 @@ func nodePoolToV1(_ *env, obj map[string]any) error {
 		if err := consolidationToV1(p.disruption); err != nil {
 			return err
 		}
+		// Budgets carry over as they are; checked here so a wrong type is
+		// reported the same in both directions.
+		if _, _, err := listOfMaps(p.disruption, "budgets", disruptionPath); err != nil {
+			return err
+		}
 	}
 	return p.withTemplateSpec(func(spec map[string]any) error {
 		// v1beta1 carried an always-empty resources block; v1 has none.

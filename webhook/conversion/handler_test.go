@@ -1,0 +1,218 @@
+package conversion
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/karpgate/karpgate/conversion"
+)
+
+const (
+	nodePoolA = `{"apiVersion":"karpenter.sh/v1beta1","kind":"NodePool","metadata":{"name":"a","uid":"1","resourceVersion":"7"},"spec":{"disruption":{"consolidationPolicy":"WhenUnderutilized","expireAfter":"720h"},"template":{"spec":{"nodeClassRef":{"name":"default"},"kubelet":{"maxPods":110},"requirements":[]}}}}`
+	nodePoolB = `{"apiVersion":"karpenter.sh/v1beta1","kind":"NodePool","metadata":{"name":"b"},"spec":{"disruption":{"consolidationPolicy":"WhenEmpty","consolidateAfter":"30s"},"template":{"spec":{"nodeClassRef":{"name":"default","kind":"EC2NodeClass"},"requirements":[]}}}}`
+	nodePoolV1 = `{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"c"},"spec":{"disruption":{"consolidateAfter":"0s","budgets":[{"nodes":"1","reasons":["Drifted"]}]},"template":{"spec":{"expireAfter":"720h","nodeClassRef":{"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"default"},"requirements":[]}}}}`
+	claim     = `{"apiVersion":"karpenter.sh/v1beta1","kind":"NodeClaim","metadata":{"name":"%s","labels":{"karpenter.sh/nodepool":"gpu"}},"spec":{"nodeClassRef":{"name":"default"},"requirements":[]}}`
+)
+
+func reviewBody(apiVersion, desired string, objects ...string) string {
+	return `{"apiVersion":"` + apiVersion + `","kind":"ConversionReview","request":{"uid":"705ab4f5-6393-11e8-b7cc-42010a800002","desiredAPIVersion":"` + desired + `","objects":[` + strings.Join(objects, ",") + `]}}`
+}
+
+func post(t *testing.T, h http.Handler, body string) (*httptest.ResponseRecorder, *apiextensionsv1.ConversionReview) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, "/convert", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		return rec, nil
+	}
+	review := &apiextensionsv1.ConversionReview{}
+	if err := json.Unmarshal(rec.Body.Bytes(), review); err != nil {
+		t.Fatalf("response is not a ConversionReview: %v\n%s", err, rec.Body)
+	}
+	return rec, review
+}
+
+// countingNodePools answers from a map and counts the questions.
+type countingNodePools struct {
+	values map[string]string
+	calls  atomic.Int32
+	err    error
+}
+
+func (c *countingNodePools) ExpireAfter(_ context.Context, name string) (string, bool, error) {
+	c.calls.Add(1)
+	if c.err != nil {
+		return "", false, c.err
+	}
+	v, ok := c.values[name]
+	return v, ok, nil
+}
+
+func TestReviewConvertsEveryObjectInOrder(t *testing.T) {
+	for _, reviewVersion := range []string{"apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1"} {
+		t.Run(reviewVersion, func(t *testing.T) {
+			rec, review := post(t, &Handler{}, reviewBody(reviewVersion, "karpenter.sh/v1", nodePoolA, nodePoolB, nodePoolV1))
+			if review == nil {
+				t.Fatalf("status %d: %s", rec.Code, rec.Body)
+			}
+			if review.APIVersion != reviewVersion || review.Kind != "ConversionReview" || review.Request != nil {
+				t.Fatalf("response envelope %s %s, request %v", review.APIVersion, review.Kind, review.Request)
+			}
+			resp := review.Response
+			if resp.UID != "705ab4f5-6393-11e8-b7cc-42010a800002" || resp.Result.Status != metav1.StatusSuccess {
+				t.Fatalf("uid %q result %+v", resp.UID, resp.Result)
+			}
+			if len(resp.ConvertedObjects) != 3 {
+				t.Fatalf("want 3 objects, got %d", len(resp.ConvertedObjects))
+			}
+			for i, in := range []string{nodePoolA, nodePoolB, nodePoolV1} {
+				obj, _ := conversion.DecodeObject([]byte(in))
+				want, err := conversion.Convert(context.Background(), obj, "v1", conversion.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := conversion.DecodeObject(resp.ConvertedObjects[i].Raw)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantJSON, _ := json.Marshal(want)
+				gotJSON, _ := json.Marshal(got)
+				if string(wantJSON) != string(gotJSON) {
+					t.Errorf("object %d:\ngot  %s\nwant %s", i, gotJSON, wantJSON)
+				}
+			}
+		})
+	}
+}
+
+func TestReviewLooksEachNodePoolUpOnce(t *testing.T) {
+	pools := &countingNodePools{values: map[string]string{"gpu": "24h"}}
+	objects := []string{}
+	for _, name := range []string{"gpu-1", "gpu-2", "gpu-3"} {
+		objects = append(objects, strings.Replace(claim, "%s", name, 1))
+	}
+	_, review := post(t, &Handler{NodePools: pools}, reviewBody("apiextensions.k8s.io/v1", "karpenter.sh/v1", objects...))
+	if review == nil || review.Response.Result.Status != metav1.StatusSuccess {
+		t.Fatalf("review failed: %+v", review)
+	}
+	for i, raw := range review.Response.ConvertedObjects {
+		obj, _ := conversion.DecodeObject(raw.Raw)
+		if got := obj["spec"].(map[string]any)["expireAfter"]; got != "24h" {
+			t.Errorf("object %d expireAfter %v, want the NodePool's 24h", i, got)
+		}
+	}
+	if n := pools.calls.Load(); n != 1 {
+		t.Errorf("NodePool gpu looked up %d times in one review, want 1", n)
+	}
+}
+
+func TestReviewFailures(t *testing.T) {
+	oversteps := func(ctx context.Context, obj map[string]any, to string, opts conversion.Options) (map[string]any, error) {
+		out, err := conversion.Convert(ctx, obj, to, opts)
+		if err == nil {
+			out["metadata"].(map[string]any)["resourceVersion"] = "8"
+		}
+		return out, err
+	}
+	tests := []struct {
+		name    string
+		handler *Handler
+		body    string
+		want    string
+	}{
+		{"one malformed object fails the review", &Handler{},
+			reviewBody("apiextensions.k8s.io/v1", "karpenter.sh/v1", nodePoolB, `{"apiVersion":"karpenter.sh/v1beta1","kind":"NodePool","metadata":{"name":"bad"},"spec":{"disruption":{"budgets":"10%"}}}`),
+			"NodePool/bad: spec.disruption.budgets: want a list, got a string"},
+		{"an object that is not JSON", &Handler{}, reviewBody("apiextensions.k8s.io/v1", "karpenter.sh/v1", nodePoolB, `"text"`),
+			"objects[1]: want a JSON object, got a string"},
+		{"a desired version without a group", &Handler{}, reviewBody("apiextensions.k8s.io/v1", "v1", nodePoolB),
+			`objects[0]: apiVersion "karpenter.sh/v1beta1" cannot convert to v1`},
+		{"a desired version that is not group/version", &Handler{}, reviewBody("apiextensions.k8s.io/v1", "a/b/c", nodePoolB),
+			`desiredAPIVersion "a/b/c" is not group/version`},
+		{"a desired version Karpenter does not have", &Handler{}, reviewBody("apiextensions.k8s.io/v1", "karpenter.sh/v2", nodePoolB),
+			`NodePool/b: cannot convert to version "v2"`},
+		{"a NodePool lookup failure", &Handler{NodePools: &countingNodePools{err: errors.New("etcd timeout")}},
+			reviewBody("apiextensions.k8s.io/v1", "karpenter.sh/v1", strings.Replace(claim, "%s", "gpu-1", 1)),
+			`NodeClaim/gpu-1: spec.expireAfter: reading expireAfter of NodePool "gpu": etcd timeout`},
+		{"a converter that changes metadata beyond labels and annotations", &Handler{convert: oversteps},
+			reviewBody("apiextensions.k8s.io/v1", "karpenter.sh/v1", nodePoolA),
+			"objects[0]: refusing the conversion: metadata.resourceVersion: changed by the conversion"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec, review := post(t, tt.handler, tt.body)
+			if review == nil {
+				t.Fatalf("status %d: %s", rec.Code, rec.Body)
+			}
+			resp := review.Response
+			if resp.Result.Status != metav1.StatusFailure || !strings.Contains(resp.Result.Message, tt.want) {
+				t.Fatalf("result %+v, want Failure containing %q", resp.Result, tt.want)
+			}
+			if len(resp.ConvertedObjects) != 0 || resp.UID == "" {
+				t.Fatalf("a failed review must carry the uid and no objects: %+v", resp)
+			}
+		})
+	}
+}
+
+func TestBadRequests(t *testing.T) {
+	tests := []struct {
+		name, method, contentType, body string
+		limit                           int64
+		code                            int
+		want                            string
+	}{
+		{"GET", http.MethodGet, "application/json", "", 0, http.StatusMethodNotAllowed, "must be POSTed"},
+		{"YAML", http.MethodPost, "application/yaml", "{}", 0, http.StatusUnsupportedMediaType, `Content-Type "application/yaml"`},
+		{"not JSON", http.MethodPost, "application/json", "{", 0, http.StatusBadRequest, "not a ConversionReview"},
+		{"another kind", http.MethodPost, "application/json; charset=utf-8", `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{}}`, 0, http.StatusBadRequest, `got kind "AdmissionReview"`},
+		{"no request", http.MethodPost, "application/json", `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview"}`, 0, http.StatusBadRequest, "has no request"},
+		{"too large", http.MethodPost, "application/json", reviewBody("apiextensions.k8s.io/v1", "karpenter.sh/v1", nodePoolA), 100, http.StatusRequestEntityTooLarge, "larger than 100 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest(tt.method, "/convert", strings.NewReader(tt.body))
+			req.Header.Set("Content-Type", tt.contentType)
+			rec := httptest.NewRecorder()
+			(&Handler{MaxRequestBytes: tt.limit}).ServeHTTP(rec, req)
+			if rec.Code != tt.code || !strings.Contains(rec.Body.String(), tt.want) {
+				t.Fatalf("got %d %q, want %d containing %q", rec.Code, rec.Body, tt.code, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzServeConversionReview: any body gets an answer and never a panic.
+func FuzzServeConversionReview(f *testing.F) {
+	f.Add([]byte(reviewBody("apiextensions.k8s.io/v1", "karpenter.sh/v1", nodePoolA, nodePoolB)))
+	f.Add([]byte(reviewBody("apiextensions.k8s.io/v1beta1", "karpenter.sh/v1beta1", nodePoolV1)))
+	f.Add([]byte(reviewBody("apiextensions.k8s.io/v1", "karpenter.sh/v1", `null`, `[]`, `{"apiVersion":7}`)))
+	f.Add([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"objects":null}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req := httptest.NewRequest(http.MethodPost, "/convert", strings.NewReader(string(body)))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		(&Handler{NodePools: &countingNodePools{values: map[string]string{"gpu": "1h"}}}).ServeHTTP(rec, req)
+		switch rec.Code {
+		case http.StatusOK:
+			review := &apiextensionsv1.ConversionReview{}
+			if err := json.Unmarshal(rec.Body.Bytes(), review); err != nil || review.Response == nil {
+				t.Fatalf("200 without a ConversionReview response: %v %s", err, rec.Body)
+			}
+		case http.StatusBadRequest:
+		default:
+			t.Fatalf("unexpected status %d: %s", rec.Code, rec.Body)
+		}
+	})
+}

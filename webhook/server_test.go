@@ -1,0 +1,135 @@
+package webhook
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/karpgate/karpgate/internal/localca"
+)
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func writeCerts(t *testing.T, dir string) *localca.Bundle {
+	t.Helper()
+	b, err := localca.New([]string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WriteDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func client(caPEM []byte, maxTLS uint16) *http.Client {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pool, MaxVersion: maxTLS, MinVersion: tls.VersionTLS10},
+	}}
+}
+
+func get(c *http.Client, url string) (string, error) {
+	resp, err := c.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
+
+func TestServesRoutesOverTLSAndReloadsCertificates(t *testing.T) {
+	dir := t.TempDir()
+	first := writeCerts(t, dir)
+	port := freePort(t)
+	srv, err := New(Options{
+		CertDir: dir, Host: "127.0.0.1", Port: port, CertReloadInterval: 200 * time.Millisecond,
+		Routes: []Route{
+			{Path: "/one", Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "one") })},
+			{Path: "/two", Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "two") })},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Start: %v", err)
+		}
+	})
+	base := "https://127.0.0.1:" + strconv.Itoa(port)
+	waitFor(t, "the server to be ready", func() bool { return srv.StartedChecker()(nil) == nil })
+
+	c := client(first.CAPEM, 0)
+	for _, route := range []string{"one", "two"} {
+		if body, err := get(c, base+"/"+route); err != nil || body != route {
+			t.Fatalf("/%s: %q %v", route, body, err)
+		}
+	}
+	if _, err := get(client(first.CAPEM, tls.VersionTLS11), base+"/one"); err == nil {
+		t.Fatal("a TLS 1.1 client was served; the minimum is TLS 1.2")
+	}
+
+	second := writeCerts(t, dir)
+	waitFor(t, "the new certificate to be served", func() bool {
+		body, err := get(client(second.CAPEM, 0), base+"/one")
+		return err == nil && body == "one"
+	})
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestOptionsAreChecked(t *testing.T) {
+	dir := t.TempDir()
+	writeCerts(t, dir)
+	ok := http.NotFoundHandler()
+	tests := []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"no folder", Options{Routes: []Route{{"/a", ok}}}, "pass --cert-dir"},
+		{"no routes", Options{CertDir: dir}, "no routes"},
+		{"relative path", Options{CertDir: dir, Routes: []Route{{"a", ok}}}, `route "a" needs a path starting with /`},
+		{"no handler", Options{CertDir: dir, Routes: []Route{{"/a", nil}}}, `route "/a" needs`},
+		{"twice", Options{CertDir: dir, Routes: []Route{{"/a", ok}, {"/a", ok}}}, `route "/a" registered twice`},
+		{"no certificate", Options{CertDir: t.TempDir(), Routes: []Route{{"/a", ok}}}, "loading the serving certificate"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := New(tt.opts); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
