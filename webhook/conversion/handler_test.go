@@ -17,10 +17,10 @@ import (
 )
 
 const (
-	nodePoolA = `{"apiVersion":"karpenter.sh/v1beta1","kind":"NodePool","metadata":{"name":"a","uid":"1","resourceVersion":"7"},"spec":{"disruption":{"consolidationPolicy":"WhenUnderutilized","expireAfter":"720h"},"template":{"spec":{"nodeClassRef":{"name":"default"},"kubelet":{"maxPods":110},"requirements":[]}}}}`
-	nodePoolB = `{"apiVersion":"karpenter.sh/v1beta1","kind":"NodePool","metadata":{"name":"b"},"spec":{"disruption":{"consolidationPolicy":"WhenEmpty","consolidateAfter":"30s"},"template":{"spec":{"nodeClassRef":{"name":"default","kind":"EC2NodeClass"},"requirements":[]}}}}`
+	nodePoolA  = `{"apiVersion":"karpenter.sh/v1beta1","kind":"NodePool","metadata":{"name":"a","uid":"1","resourceVersion":"7"},"spec":{"disruption":{"consolidationPolicy":"WhenUnderutilized","expireAfter":"720h"},"template":{"spec":{"nodeClassRef":{"name":"default"},"kubelet":{"maxPods":110},"requirements":[]}}}}`
+	nodePoolB  = `{"apiVersion":"karpenter.sh/v1beta1","kind":"NodePool","metadata":{"name":"b"},"spec":{"disruption":{"consolidationPolicy":"WhenEmpty","consolidateAfter":"30s"},"template":{"spec":{"nodeClassRef":{"name":"default","kind":"EC2NodeClass"},"requirements":[]}}}}`
 	nodePoolV1 = `{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"c"},"spec":{"disruption":{"consolidateAfter":"0s","budgets":[{"nodes":"1","reasons":["Drifted"]}]},"template":{"spec":{"expireAfter":"720h","nodeClassRef":{"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"default"},"requirements":[]}}}}`
-	claim     = `{"apiVersion":"karpenter.sh/v1beta1","kind":"NodeClaim","metadata":{"name":"%s","labels":{"karpenter.sh/nodepool":"gpu"}},"spec":{"nodeClassRef":{"name":"default"},"requirements":[]}}`
+	claim      = `{"apiVersion":"karpenter.sh/v1beta1","kind":"NodeClaim","metadata":{"name":"%s","labels":{"karpenter.sh/nodepool":"gpu"}},"spec":{"nodeClassRef":{"name":"default"},"requirements":[]}}`
 )
 
 func reviewBody(apiVersion, desired string, objects ...string) string {
