@@ -22,11 +22,7 @@ import (
 func TestRunServesKubectlAndCleansUpOnInterrupt(t *testing.T) {
 	assets := testenv.AssetsDir(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "karpgate")
-	build := exec.Command("go", "build", "-o", bin, "github.com/karpgate/karpgate/cmd/karpgate")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildKarpgate(t)
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
