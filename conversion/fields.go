@@ -96,3 +96,19 @@ func isSet(parent map[string]any, key string) bool {
 	v, ok := parent[key]
 	return ok && v != nil
 }
+
+// FieldPath writes a path of map keys (strings) and list indices (ints) the
+// way errors name fields: `spec.disruption.budgets[1]`,
+// `metadata.annotations[karpenter.sh/nodepool-hash]`.
+func FieldPath(steps []any) string {
+	s := ""
+	for _, step := range steps {
+		switch v := step.(type) {
+		case string:
+			s = childPath(s, v)
+		case int:
+			s = indexPath(s, v)
+		}
+	}
+	return s
+}

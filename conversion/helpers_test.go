@@ -50,34 +50,12 @@ func mustJSON(v any) string {
 // version holds, and removes the annotation so the rest can be compared.
 func restoredPaths(t testing.TB, obj map[string]any, version string) []string {
 	t.Helper()
-	key := karpenter.RestoreAnnotation(version)
-	raw, found, err := getAnnotation(obj, key)
-	if err != nil || !found {
-		return nil
-	}
-	deleteAnnotation(obj, key)
-	_, entries, err := decodeRestore(raw)
+	paths, err := RestoredFields(obj, version)
 	if err != nil {
-		t.Fatalf("%s: %v", key, err)
+		t.Fatal(err)
 	}
-	var paths []string
-	for _, e := range entries {
-		paths = append(paths, pathString(e.path))
-	}
+	deleteAnnotation(obj, karpenter.RestoreAnnotation(version))
 	return paths
-}
-
-func pathString(path []any) string {
-	s := ""
-	for _, step := range path {
-		switch v := step.(type) {
-		case string:
-			s = childPath(s, v)
-		case int:
-			s = indexPath(s, v)
-		}
-	}
-	return s
 }
 
 func otherVersion(v string) string {

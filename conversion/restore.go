@@ -318,3 +318,23 @@ func decodeRaw(raw json.RawMessage) (any, bool, error) {
 	v, err := decodeJSON(raw)
 	return v, true, err
 }
+
+// RestoredFields lists the field paths (`spec.template.spec.resources`) that
+// obj's restore annotation for version holds: what the object would lose if
+// the annotation were dropped instead of converted back to version.
+func RestoredFields(obj map[string]any, version string) ([]string, error) {
+	key := karpenter.RestoreAnnotation(version)
+	raw, found, err := getAnnotation(obj, key)
+	if err != nil || !found {
+		return nil, err
+	}
+	_, entries, err := decodeRestore(raw)
+	if err != nil {
+		return nil, fieldError(annotationPath(key), "", "%v", err)
+	}
+	paths := make([]string, len(entries))
+	for i, e := range entries {
+		paths[i] = FieldPath(e.path)
+	}
+	return paths, nil
+}

@@ -194,3 +194,7 @@ func typeName(v any) string {
 		return fmt.Sprintf("%T", v)
 	}
 }
+
+// Equal reports whether two JSON-compatible values are the same JSON, with
+// numbers compared by value.
+func Equal(a, b any) bool { return equalValues(a, b) }
