@@ -3,6 +3,7 @@ package manifests
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -134,5 +135,22 @@ func TestIndentOf(t *testing.T) {
 		if got := indentOf([]byte(in)); got != want {
 			t.Errorf("indentOf(%q) = %d, want %d", in, got, want)
 		}
+	}
+}
+
+func TestJSONDocumentsStayJSON(t *testing.T) {
+	input := `{"apiVersion": "karpenter.sh/v1beta1", "kind": "NodePool", "metadata": {"name": "j"},
+  "spec": {"disruption": {"expireAfter": "720h"}, "template": {"spec": {"nodeClassRef": {"name": "d"}, "requirements": []}}}}
+`
+	r, err := Convert(context.Background(), []string{"-"}, strings.NewReader(input))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(r.Files[0].Output, &got); err != nil {
+		t.Fatalf("a JSON input came out as something else: %v\n%s", err, r.Files[0].Output)
+	}
+	if got["apiVersion"] != "karpenter.sh/v1" || got["spec"].(map[string]any)["disruption"].(map[string]any)["consolidateAfter"] != "0s" {
+		t.Fatalf("not converted: %s", r.Files[0].Output)
 	}
 }

@@ -97,6 +97,9 @@ func (r *Result) renderDocument(d *document) ([]byte, map[*object]*yaml.Node, er
 			return nil, nil, fmt.Errorf("%s: %s: %w", name, o.src.Ref(), err)
 		}
 	}
+	if isJSON(d.doc.Raw.Bytes) {
+		asJSON(&root)
+	}
 	text, err := encodeDocument(&root, indentOf(d.doc.Raw.Bytes))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s:%d: %w", name, d.doc.Raw.StartLine, err)
@@ -108,6 +111,28 @@ func (r *Result) renderDocument(d *document) ([]byte, map[*object]*yaml.Node, er
 		return nil, nil, err
 	}
 	return text, nodes, nil
+}
+
+// isJSON reports whether a document is written as JSON.
+func isJSON(raw []byte) bool {
+	trimmed := bytes.TrimSpace(raw)
+	return len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')
+}
+
+// asJSON styles a node tree so that it encodes as JSON again: added fields
+// would otherwise come out as plain YAML inside a JSON document.
+func asJSON(n *yaml.Node) {
+	switch n.Kind {
+	case yaml.MappingNode, yaml.SequenceNode:
+		n.Style = yaml.FlowStyle
+	case yaml.ScalarNode:
+		if n.Tag == "!!str" {
+			n.Style = yaml.DoubleQuotedStyle
+		}
+	}
+	for _, c := range n.Content {
+		asJSON(c)
+	}
 }
 
 // sharesNodes reports whether a node tree defines or uses shared nodes.
