@@ -159,6 +159,11 @@ func startWithKarpgateConversion(t *testing.T) *testenv.Env {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	})
+	if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", healthPort)); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("karpgate serve /healthz: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 	// The API server picks up CRD changes asynchronously: wait until a
 	// throwaway object really converts through karpgate.
 	probe := []byte(`{"apiVersion":"karpenter.sh/v1beta1","kind":"NodePool","metadata":{"name":"probe"},"spec":{"template":{"spec":{"nodeClassRef":{"name":"x"},"requirements":[]}}}}`)
