@@ -66,7 +66,7 @@ func TestTimeline(t *testing.T) {
 		{
 			name:    "daily for 36h never closes",
 			budgets: []Budget{scheduled(0, "3", "0 0 * * *", "36h")}, nodes: 10,
-			want:    map[Reason]string{Empty: "Mon 00:00-Mon 00:00 3 [0]\n"},
+			want: map[Reason]string{Empty: "Mon 00:00-Mon 00:00 3 [0]\n"},
 		},
 	}
 	for _, tt := range tests {
