@@ -107,11 +107,11 @@ func TestBudgetName(t *testing.T) {
 		b    Budget
 		want string
 	}{
-		{DefaultBudgets()[0], `default budget (nodes "10%")`},
+		{DefaultBudgets()[0], `default budget (nodes "10%", always, all reasons)`},
 		{scheduled(1, "0", "0 9 * * mon-fri", "8h", "Drifted", "Underutilized"), `budgets[1] (nodes "0", "0 9 * * mon-fri" for 8h, Drifted+Underutilized)`},
-		{Budget{Index: 2, Nodes: "1", Reasons: []string{}}, `budgets[2] (nodes "1", no reasons)`},
-		{Budget{Index: 0, Nodes: "1", Schedule: Ptr("@daily")}, `budgets[0] (nodes "1", "@daily" without duration)`},
-		{Budget{Index: 0, Nodes: "1", Duration: Ptr("1h")}, `budgets[0] (nodes "1", duration 1h without schedule)`},
+		{Budget{Index: 2, Nodes: "1", Reasons: []string{}}, `budgets[2] (nodes "1", always, no reasons)`},
+		{Budget{Index: 0, Nodes: "1", Schedule: Ptr("@daily")}, `budgets[0] (nodes "1", "@daily" without duration, all reasons)`},
+		{Budget{Index: 0, Nodes: "1", Duration: Ptr("1h")}, `budgets[0] (nodes "1", duration 1h without schedule, all reasons)`},
 	}
 	for _, tt := range tests {
 		if got := tt.b.Name(); got != tt.want {

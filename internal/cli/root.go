@@ -51,6 +51,7 @@ admission webhook), and explains what disruption budgets allow.`,
 	root.SetOut(s.out)
 	root.SetErr(s.err)
 	root.AddCommand(newVersionCommand(s))
+	root.AddCommand(newBudgetsCommand(s))
 	return root
 }
 
