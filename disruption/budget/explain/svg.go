@@ -19,7 +19,7 @@ const (
 	rightMargin  = 24
 	plotWidth    = chartWidth - labelWidth - rightMargin
 	laneHeight   = 34
-	edgeBand     = 15 // window-edge labels above each lane
+	edgeBand     = 27 // two rows of window-edge labels above each lane
 	laneGap      = 6
 	titleHeight  = 26
 	messageLine  = 16
@@ -88,6 +88,11 @@ func drawPool(b *bytes.Buffer, r *Report, p *Pool, y float64) float64 {
 	if cause := p.BlockedThroughout(); cause != "" {
 		messages = append(messages, "blocked: every reason, because "+cause)
 	}
+	for _, b := range p.Budgets {
+		if note := p.BudgetNotes[b.Index]; note != "" {
+			messages = append(messages, "note: "+b.Name()+": "+note)
+		}
+	}
 	for _, pr := range p.Problems {
 		if pr.Effect == budget.RejectedByAPIServer {
 			messages = append(messages, "rejected by the API server: "+pr.Error())
@@ -149,14 +154,21 @@ func drawLane(b *bytes.Buffer, r *Report, p *Pool, reason budget.Reason, y float
 			text(b, (x0+x1)/2, top+laneHeight/2+4, "seg-label", "middle", label, `fill="`+colour+`" font-weight="bold"`)
 		}
 	}
-	// Window edges: where the allowance changes, labelled with the clock time.
-	lastLabel := math.Inf(-1)
+	// Window edges: where the allowance changes, labelled with the clock time
+	// on the first of two rows where the label does not overlap its neighbour.
+	lastLabel := [2]float64{math.Inf(-1), math.Inf(-1)}
 	for i := 1; i < len(stretches); i++ {
 		x := xOf(r, stretches[i].From)
 		fmt.Fprintf(b, `<line class="edge-line" x1="%.2f" y1="%.2f" x2="%.2f" y2="%.2f" stroke="%s" stroke-width="1"/>`+"\n", x, top-3, x, top+laneHeight, colourText)
-		if x-lastLabel >= minEdgeGap && x+14 <= chartWidth {
-			text(b, x, top-4, "edge", "middle", stretches[i].From.In(r.Location).Format("15:04"), `font-size="10" fill="#444444"`)
-			lastLabel = x
+		if x+14 > chartWidth {
+			continue
+		}
+		for row := range lastLabel {
+			if x-lastLabel[row] >= minEdgeGap {
+				text(b, x, top-4-11*float64(row), "edge", "middle", stretches[i].From.In(r.Location).Format("15:04"), `font-size="10" fill="#444444"`)
+				lastLabel[row] = x
+				break
+			}
 		}
 	}
 	b.WriteString("</g>\n")
