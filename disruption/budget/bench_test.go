@@ -2,6 +2,7 @@ package budget
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 )
@@ -56,39 +57,50 @@ func minuteScan(set *Set, from, to time.Time) int {
 	return n
 }
 
+// benchmark runs subject as the measured benchmark, then reports its time
+// relative to each baseline under the baseline's metric name.
+func benchmark(b *testing.B, subject func(), baselines map[string]func()) {
+	for b.Loop() {
+		subject()
+	}
+	b.StopTimer()
+	for name, baseline := range baselines {
+		b.ReportMetric(ratio(subject, baseline), name)
+	}
+}
+
 func BenchmarkAllowed(b *testing.B) {
 	set := CompileSet(benchBudgets(7))
-	base := func() {
-		nextPerBudget(set, benchFrom)
-	}
-	for b.Loop() {
+	benchmark(b, func() {
 		if _, err := set.Allowed(20, 1, benchFrom); err != nil {
 			b.Fatal(err)
 		}
+	}, map[string]func(){"x-bare-next": func() { nextPerBudget(set, benchFrom) }})
+}
+
+func benchSets() []*Set {
+	sets := make([]*Set, 200)
+	for i := range sets {
+		sets[i] = CompileSet(benchBudgets(i))
 	}
-	b.ReportMetric(ratio(b, base), "x-bare-next")
+	return sets
 }
 
 // BenchmarkAllowed200NodePools is the controller's recompute: 200 compiled
 // NodePools asked about now.
 func BenchmarkAllowed200NodePools(b *testing.B) {
-	sets := make([]*Set, 200)
-	for i := range sets {
-		sets[i] = CompileSet(benchBudgets(i))
-	}
-	base := func() {
-		for _, s := range sets {
-			nextPerBudget(s, benchFrom)
-		}
-	}
-	for b.Loop() {
+	sets := benchSets()
+	benchmark(b, func() {
 		for _, s := range sets {
 			if _, err := s.Allowed(20, 1, benchFrom); err != nil {
 				b.Fatal(err)
 			}
 		}
-	}
-	b.ReportMetric(ratio(b, base), "x-bare-next")
+	}, map[string]func(){"x-bare-next": func() {
+		for _, s := range sets {
+			nextPerBudget(s, benchFrom)
+		}
+	}})
 }
 
 func BenchmarkCompileSet(b *testing.B) {
@@ -101,19 +113,14 @@ func BenchmarkCompileSet(b *testing.B) {
 func BenchmarkTimelineWeek(b *testing.B) {
 	set := CompileSet(benchBudgets(7))
 	to := benchFrom.Add(7 * 24 * time.Hour)
-	base := func() {
-		nextLoop(set, benchFrom, to)
-	}
-	scan := func() {
-		minuteScan(set, benchFrom, to)
-	}
-	for b.Loop() {
+	benchmark(b, func() {
 		if _, err := set.Timeline(20, 1, benchFrom, to); err != nil {
 			b.Fatal(err)
 		}
-	}
-	b.ReportMetric(ratio(b, base), "x-next-loop")
-	b.ReportMetric(ratio(b, scan), "x-minute-scan")
+	}, map[string]func(){
+		"x-next-loop":   func() { nextLoop(set, benchFrom, to) },
+		"x-minute-scan": func() { minuteScan(set, benchFrom, to) },
+	})
 }
 
 // BenchmarkTimelineWeekDense is the worst realistic case for window merging:
@@ -121,28 +128,57 @@ func BenchmarkTimelineWeek(b *testing.B) {
 func BenchmarkTimelineWeekDense(b *testing.B) {
 	set := CompileSet([]Budget{scheduled(0, "1", "*/20 * * * *", "30m")})
 	to := benchFrom.Add(7 * 24 * time.Hour)
-	base := func() {
-		nextLoop(set, benchFrom, to)
-	}
-	for b.Loop() {
+	benchmark(b, func() {
 		if _, err := set.Timeline(20, 1, benchFrom, to); err != nil {
 			b.Fatal(err)
 		}
-	}
-	b.ReportMetric(ratio(b, base), "x-next-loop")
+	}, map[string]func(){"x-next-loop": func() { nextLoop(set, benchFrom, to) }})
 }
 
-// ratio is this benchmark's time per op over the baseline's, the baseline
-// run in the same process right after the measured loop, as many times as
-// the benchmark ran or for about a second, whichever comes first.
-// (testing.Benchmark cannot nest inside a running benchmark.)
-func ratio(b *testing.B, baseline func()) float64 {
-	perOp := float64(b.Elapsed()) / float64(b.N)
-	start := time.Now()
-	runs := 0
-	for runs < b.N && time.Since(start) < time.Second {
-		baseline()
-		runs++
+// BenchmarkNextChange200NodePools is the controller's requeue computation:
+// when each reason of 200 NodePools next changes, a week ahead.
+func BenchmarkNextChange200NodePools(b *testing.B) {
+	sets := benchSets()
+	benchmark(b, func() {
+		for _, s := range sets {
+			if _, err := s.NextChange(20, 1, benchFrom, DefaultHorizon); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}, map[string]func(){"x-next-loop": func() {
+		for _, s := range sets {
+			nextLoop(s, benchFrom, benchFrom.Add(DefaultHorizon))
+		}
+	}})
+}
+
+// ratio compares subject with baseline in the same process: both run
+// alternately in rounds of at least 2ms, and the fastest round of each is
+// kept, so that load from other processes on a shared machine hits both
+// alike. (testing.Benchmark cannot nest inside a running benchmark.)
+func ratio(subject, baseline func()) float64 {
+	const rounds = 15
+	n, m := calibrate(subject), calibrate(baseline)
+	bestSubject, bestBaseline := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
+	for range rounds {
+		bestSubject = min(bestSubject, timeRuns(subject, n)/time.Duration(n))
+		bestBaseline = min(bestBaseline, timeRuns(baseline, m)/time.Duration(m))
 	}
-	return perOp / (float64(time.Since(start)) / float64(runs))
+	return float64(bestSubject) / float64(bestBaseline)
+}
+
+func calibrate(f func()) int {
+	n := 1
+	for timeRuns(f, n) < 2*time.Millisecond && n < 1<<20 {
+		n *= 2
+	}
+	return n
+}
+
+func timeRuns(f func(), n int) time.Duration {
+	start := time.Now()
+	for range n {
+		f()
+	}
+	return time.Since(start)
 }
