@@ -52,6 +52,7 @@ admission webhook), and explains what disruption budgets allow.`,
 	root.SetErr(s.err)
 	root.AddCommand(newVersionCommand(s))
 	root.AddCommand(newRunCommand(s))
+	root.AddCommand(newBudgetsCommand(s))
 	return root
 }
 
