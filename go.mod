@@ -3,6 +3,7 @@ module github.com/karpgate/karpgate
 go 1.26.0
 
 require (
+	github.com/robfig/cron/v3 v3.0.1
 	github.com/spf13/cobra v1.10.2
 	go.yaml.in/yaml/v3 v3.0.4
 	golang.org/x/mod v0.32.0
