@@ -100,9 +100,9 @@ type EC2NodeClassStatus struct {
 
 // AMI is one entry of EC2NodeClass status.amis.
 type AMI struct {
-	ID           string                            `json:"id"`
-	Name         string                            `json:"name,omitempty"`
-	Deprecated   bool                              `json:"deprecated,omitempty"`
+	ID           string                           `json:"id"`
+	Name         string                           `json:"name,omitempty"`
+	Deprecated   bool                             `json:"deprecated,omitempty"`
 	Requirements []corev1.NodeSelectorRequirement `json:"requirements"`
 }
 
