@@ -2,6 +2,7 @@ package guard
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -22,6 +23,10 @@ const (
 	// else; only the record was removed.
 	AlreadyGone Outcome = "already-gone"
 )
+
+// ErrAmbiguous: karpgate's budget is not where it was added, but a budget of
+// the same value is elsewhere; karpgate cannot tell which is its own.
+var ErrAmbiguous = errors.New("karpgate cannot tell its budget from yours")
 
 var budgetsPath = []string{"spec", "disruption", "budgets"}
 
@@ -79,8 +84,8 @@ func Lift(np *unstructured.Unstructured, now time.Time) (Outcome, *Marker, error
 			return "", m, err
 		}
 	case indexOf(budgets, m.Budget) >= 0:
-		return "", m, fmt.Errorf("NodePool %s: spec.disruption.budgets[%d] is no longer karpgate's budget %s, but spec.disruption.budgets[%d] has the same value and may be yours; karpgate changes nothing: delete the budget you no longer want and the annotation %s by hand",
-			np.GetName(), m.Index, compact(m.Budget), indexOf(budgets, m.Budget), karpenter.RolloutGuardAnnotation)
+		return "", m, fmt.Errorf("NodePool %s: %w: spec.disruption.budgets[%d] is no longer karpgate's budget %s, but spec.disruption.budgets[%d] has the same value and may be yours; karpgate changes nothing: delete the budget you no longer want and the annotation %s by hand",
+			np.GetName(), ErrAmbiguous, m.Index, compact(m.Budget), indexOf(budgets, m.Budget), karpenter.RolloutGuardAnnotation)
 	}
 	annotations := np.GetAnnotations()
 	delete(annotations, karpenter.RolloutGuardAnnotation)

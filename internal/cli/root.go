@@ -52,6 +52,8 @@ admission webhook), and explains what disruption budgets allow.`,
 	root.SetErr(s.err)
 	root.AddCommand(newVersionCommand(s))
 	root.AddCommand(newRunCommand(s))
+	root.AddCommand(newStatusCommand(s))
+	root.AddCommand(newResumeCommand(s))
 	return root
 }
 
