@@ -108,4 +108,3 @@ karpgate_nodepool_will_drift_nodeclaims{nodepool="business"} 2
 		t.Errorf("after Delete, %d allowed series remain, want broken's 3", n)
 	}
 }
-

@@ -60,12 +60,14 @@ func notReady(m *member) { m.node.Status.Conditions[0].Status = corev1.Condition
 func tainted(m *member) {
 	m.node.Spec.Taints = []corev1.Taint{{Key: "karpenter.sh/disrupted", Effect: corev1.TaintEffectNoSchedule}}
 }
-func deleting(m *member)       { m.claim.DeletionTimestamp = &metav1.Time{Time: monday0830} }
-func uninitialized(m *member)  { delete(m.node.Labels, "karpenter.sh/initialized") }
-func unmanaged(m *member)      { m.claim.Status.ProviderID = "aws:///elsewhere" }
-func doNotDisrupt(m *member)   { m.node.Annotations = map[string]string{"karpenter.sh/do-not-disrupt": "true"} }
-func oldImage(m *member)       { m.claim.Status.ImageID = "ami-old" }
-func terminating(m *member)    { addCondition(m, "InstanceTerminating", "", monday0830) }
+func deleting(m *member)      { m.claim.DeletionTimestamp = &metav1.Time{Time: monday0830} }
+func uninitialized(m *member) { delete(m.node.Labels, "karpenter.sh/initialized") }
+func unmanaged(m *member)     { m.claim.Status.ProviderID = "aws:///elsewhere" }
+func doNotDisrupt(m *member) {
+	m.node.Annotations = map[string]string{"karpenter.sh/do-not-disrupt": "true"}
+}
+func oldImage(m *member)    { m.claim.Status.ImageID = "ami-old" }
+func terminating(m *member) { addCondition(m, "InstanceTerminating", "", monday0830) }
 func driftedSince(reason string, at time.Time) memberOpt {
 	return func(m *member) { addCondition(m, "Drifted", reason, at) }
 }
