@@ -54,6 +54,7 @@ admission webhook), and explains what disruption budgets allow.`,
 	root.AddCommand(newRunCommand(s))
 	root.AddCommand(newStatusCommand(s))
 	root.AddCommand(newResumeCommand(s))
+	root.AddCommand(newBudgetsCommand(s))
 	return root
 }
 
