@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -35,6 +36,9 @@ type Event struct {
 	Note   string
 }
 
+// MaxNoteLength is the longest note the events.k8s.io API accepts.
+const MaxNoteLength = 1024
+
 // Diff returns the events that the change from prev to cur deserves. prev is
 // nil when the NodePool was not seen before (the loop just started or became
 // leader): then only invalid budgets are reported, since nothing is known to
@@ -45,7 +49,7 @@ func Diff(prev *status.NodePool, cur status.NodePool) []Event {
 		if cur.Blocked() {
 			out = append(out, invalid(cur))
 		}
-		return out
+		return capNotes(out)
 	}
 	switch {
 	case cur.Blocked() && !slices.Equal(prev.Invalid, cur.Invalid):
@@ -58,7 +62,22 @@ func Diff(prev *status.NodePool, cur status.NodePool) []Event {
 		out = append(out, windows(*prev, cur)...)
 	}
 	out = append(out, driftChanges(*prev, cur)...)
-	return append(out, guardChanges(*prev, cur)...)
+	return capNotes(append(out, guardChanges(*prev, cur)...))
+}
+
+// capNotes shortens notes the API would reject; a long list of NodeClaims
+// or causes is the usual culprit.
+func capNotes(events []Event) []Event {
+	for i, e := range events {
+		if len(e.Note) > MaxNoteLength {
+			cut := MaxNoteLength - len("...")
+			for cut > 0 && !utf8.RuneStart(e.Note[cut]) {
+				cut--
+			}
+			events[i].Note = e.Note[:cut] + "..."
+		}
+	}
+	return events
 }
 
 func invalid(cur status.NodePool) Event {

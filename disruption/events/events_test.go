@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/karpgate/karpgate/disruption/budget"
 	"github.com/karpgate/karpgate/disruption/drift"
@@ -114,3 +115,11 @@ func anyNote(events []Event, s string) bool {
 }
 
 func ptr(p status.NodePool) *status.NodePool { return &p }
+
+func TestDiffKeepsNotesWithinTheAPILimit(t *testing.T) {
+	long := strings.Repeat("é", MaxNoteLength)
+	got := Diff(nil, base(invalidBudgets(long)))
+	if len(got) != 1 || len(got[0].Note) > MaxNoteLength || !strings.HasSuffix(got[0].Note, "...") || !utf8.ValidString(got[0].Note) {
+		t.Errorf("note of %d bytes: %q...", len(got[0].Note), got[0].Note[:40])
+	}
+}

@@ -27,14 +27,13 @@ func Detect(pool state.Pool, rolloutSince, now time.Time, timeout time.Duration)
 	if rolloutSince.IsZero() {
 		return nil, time.Time{}
 	}
-	after := rolloutSince
-	if resumed, ok := ResumedAt(pool.NodePool.Annotations); ok && resumed.After(after) {
-		after = resumed
-	}
+	resumed, wasResumed := ResumedAt(pool.NodePool.Annotations)
 	nodes := state.NodesByProviderID(pool.Nodes)
 	for _, nc := range pool.NodeClaims {
 		launched := nc.CreationTimestamp.Time
-		if launched.Before(after) || nc.DeletionTimestamp != nil ||
+		// Both instants have whole seconds: a NodeClaim launched in the
+		// second of the resume counts as launched before it.
+		if launched.Before(rolloutSince) || (wasResumed && !launched.After(resumed)) || nc.DeletionTimestamp != nil ||
 			nc.Condition(karpenter.ConditionDrifted).IsTrue() || nc.Condition(karpenter.ConditionInstanceTerminating).IsTrue() {
 			continue
 		}

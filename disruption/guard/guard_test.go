@@ -172,7 +172,7 @@ func TestDetectFindsReplacementsWithoutReadyNodes(t *testing.T) {
 		t.Errorf("next = %s, want %s (when \"young\" times out)", next, want)
 	}
 
-	np.Annotations = map[string]string{karpenter.RolloutGuardResumedAnnotation: t0.Add(-10 * time.Minute).Format(time.RFC3339)}
+	np.Annotations = map[string]string{karpenter.RolloutGuardResumedAnnotation: t0.Add(-16 * time.Minute).Format(time.RFC3339)}
 	if stuck, _ := Detect(pool, rollout, t0, 15*time.Minute); len(stuck) != 0 {
 		t.Errorf("NodeClaims launched before the guard was lifted tripped it again: %+v", stuck)
 	}
