@@ -65,7 +65,9 @@ func testLeaderAndFollower(t *testing.T, env *testenv.Env) {
 	leader := startLoop(t, env, manager.Options{}, controller.Options{Clock: clk}) // default name and registry
 
 	metric := func(want string, names ...string) func() error {
-		return func() error { return testutil.GatherAndCompare(ctrlmetrics.Registry, strings.NewReader(want), names...) }
+		return func() error {
+			return testutil.GatherAndCompare(ctrlmetrics.Registry, strings.NewReader(want), names...)
+		}
 	}
 	eventually(t, "metrics at 08:59", metric(`
 # HELP karpgate_nodepool_allowed_disruptions Voluntary disruptions a reason allows now: the binding budget minus nodes already disrupting; +Inf when no active budget covers the reason, 0 when invalid budgets block every reason.
