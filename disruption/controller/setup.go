@@ -3,7 +3,10 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -16,6 +19,7 @@ import (
 
 	"github.com/karpgate/karpgate/disruption/metrics"
 	"github.com/karpgate/karpgate/disruption/state"
+	"github.com/karpgate/karpgate/internal/karpenter"
 )
 
 // Loop is the disruption loop added to a manager.
@@ -36,6 +40,9 @@ func Setup(mgr manager.Manager, opts Options) (*Loop, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the disruption loop's cache: %w", err)
+	}
+	if err := requireKinds(cl.GetRESTMapper()); err != nil {
+		return nil, err
 	}
 	// A cluster is added to the manager's cache runnables: it starts on
 	// every replica, before any controller, and is waited for.
@@ -82,4 +89,27 @@ func Setup(mgr manager.Manager, opts Options) (*Loop, error) {
 		return nil, fmt.Errorf("building the disruption controller: %w", err)
 	}
 	return &Loop{cluster: cl, opts: opts, elected: mgr.Elected()}, nil
+}
+
+// requireKinds fails early, and by name, when the cluster does not serve
+// Karpenter's v1 kinds: otherwise the controller would wait for caches that
+// never sync and bring the whole manager down minutes later.
+func requireKinds(mapper meta.RESTMapper) error {
+	var missing []string
+	for _, gvk := range []schema.GroupVersionKind{
+		state.CoreV1.WithKind(karpenter.KindNodePool),
+		state.CoreV1.WithKind(karpenter.KindNodeClaim),
+		state.AWSV1.WithKind(karpenter.KindEC2NodeClass),
+	} {
+		if _, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+			if !meta.IsNoMatchError(err) {
+				return fmt.Errorf("looking up %s: %w", gvk, err)
+			}
+			missing = append(missing, gvk.Kind+" ("+gvk.GroupVersion().String()+")")
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the cluster does not serve %s: install Karpenter's v1 CRDs, or turn the disruption loop off", strings.Join(missing, ", "))
+	}
+	return nil
 }
