@@ -21,8 +21,6 @@ import (
 	"github.com/karpgate/karpgate/disruption/status"
 )
 
-type statusRecord = status.NodePool
-
 type reconciler struct {
 	cache     client.Reader
 	direct    client.Client
@@ -33,7 +31,7 @@ type reconciler struct {
 	mu sync.Mutex
 	// last is each NodePool's status at its previous reconcile, the base
 	// events are computed against.
-	last map[string]statusRecord
+	last map[string]status.NodePool
 }
 
 // Reconcile computes one NodePool's status, publishes it and says when to

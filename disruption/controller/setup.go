@@ -19,6 +19,7 @@ import (
 
 	"github.com/karpgate/karpgate/disruption/metrics"
 	"github.com/karpgate/karpgate/disruption/state"
+	"github.com/karpgate/karpgate/disruption/status"
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
 
@@ -68,7 +69,7 @@ func Setup(mgr manager.Manager, opts Options) (*Loop, error) {
 		recorder:  cl.GetEventRecorder(opts.Name),
 		collector: collector,
 		opts:      opts,
-		last:      map[string]statusRecord{},
+		last:      map[string]status.NodePool{},
 	}
 	err = builder.ControllerManagedBy(mgr).
 		Named(opts.Name).

@@ -19,10 +19,6 @@ const (
 	ConditionInstanceTerminating = "InstanceTerminating"
 )
 
-// DriftReasonAMI is the Drifted reason Karpenter's AWS provider writes once
-// an instance's image is no longer the newest AMI compatible with it.
-const DriftReasonAMI = "AMIDrift"
-
 // Labels Karpenter's AWS provider derives from the instance type and that
 // EC2NodeClass status.amis requirements select on. An AMI's requirements
 // use no other keys.
@@ -30,7 +26,6 @@ const (
 	LabelArch                     = "kubernetes.io/arch"
 	LabelOS                       = "kubernetes.io/os"
 	LabelWindowsBuild             = "node.kubernetes.io/windows-build"
-	LabelInstanceType             = "node.kubernetes.io/instance-type"
 	LabelInstanceGPUCount         = "karpenter.k8s.aws/instance-gpu-count"
 	LabelInstanceAcceleratorCount = "karpenter.k8s.aws/instance-accelerator-count"
 )
