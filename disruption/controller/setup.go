@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
@@ -52,6 +53,13 @@ func Setup(mgr manager.Manager, opts Options) (*Loop, error) {
 	}
 	if err := addIndexes(context.Background(), cl.GetFieldIndexer()); err != nil {
 		return nil, err
+	}
+	// Informers registered now start with the cache on every replica, so a
+	// follower's /status answers from a synced cache too.
+	for _, obj := range []client.Object{&state.NodePool{}, &state.NodeClaim{}, &state.EC2NodeClass{}, &corev1.Node{}} {
+		if _, err := cl.GetCache().GetInformer(context.Background(), obj); err != nil {
+			return nil, fmt.Errorf("watching %T: %w", obj, err)
+		}
 	}
 	// Guard patches read the NodePool live and write it whole-list, so they
 	// must not go through the cache.
