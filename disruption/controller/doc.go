@@ -10,4 +10,9 @@
 // minimal views of Karpenter's kinds must not meet other Go types for the
 // same kinds, and the trims must apply whatever options the manager's cache
 // was built with.
+//
+// Permissions the loop needs: get, list and watch on nodepools and nodeclaims
+// (karpenter.sh), ec2nodeclasses (karpenter.k8s.aws) and nodes; patch on
+// nodepools, only for the rollout guard; create and patch on events
+// (events.k8s.io); and the manager's leases for leader election.
 package controller
