@@ -54,6 +54,8 @@ admission webhook), and explains what disruption budgets allow.`,
 	root.AddCommand(newServeCommand(s))
 	root.AddCommand(newConvertCommand(s))
 	root.AddCommand(newRunCommand(s))
+	root.AddCommand(newStatusCommand(s))
+	root.AddCommand(newResumeCommand(s))
 	root.AddCommand(newBudgetsCommand(s))
 	return root
 }

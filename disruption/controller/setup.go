@@ -1,0 +1,124 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/karpgate/karpgate/disruption/metrics"
+	"github.com/karpgate/karpgate/disruption/state"
+	"github.com/karpgate/karpgate/disruption/status"
+	"github.com/karpgate/karpgate/internal/karpenter"
+)
+
+// Loop is the disruption loop added to a manager.
+type Loop struct {
+	cluster cluster.Cluster
+	opts    Options
+	elected <-chan struct{}
+}
+
+// Setup adds the loop to mgr: its cache to every replica, its controller to
+// the leader only. The manager's own scheme and cache are left alone.
+func Setup(mgr manager.Manager, opts Options) (*Loop, error) {
+	opts = opts.withDefaults()
+	cl, err := cluster.New(mgr.GetConfig(), func(o *cluster.Options) {
+		o.Scheme = state.NewScheme()
+		o.Logger = mgr.GetLogger().WithName(opts.Name)
+		o.Cache = cache.Options{DefaultTransform: state.Trim}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the disruption loop's cache: %w", err)
+	}
+	if err := requireKinds(cl.GetRESTMapper()); err != nil {
+		return nil, err
+	}
+	// A cluster is added to the manager's cache runnables: it starts on
+	// every replica, before any controller, and is waited for.
+	if err := mgr.Add(cl); err != nil {
+		return nil, err
+	}
+	if err := addIndexes(context.Background(), cl.GetFieldIndexer()); err != nil {
+		return nil, err
+	}
+	// Informers registered now start with the cache on every replica, so a
+	// follower's /status answers from a synced cache too.
+	for _, obj := range []client.Object{&state.NodePool{}, &state.NodeClaim{}, &state.EC2NodeClass{}, &corev1.Node{}} {
+		if _, err := cl.GetCache().GetInformer(context.Background(), obj); err != nil {
+			return nil, fmt.Errorf("watching %T: %w", obj, err)
+		}
+	}
+	// Guard patches read the NodePool live and write it whole-list, so they
+	// must not go through the cache.
+	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: cl.GetScheme(), Mapper: cl.GetRESTMapper(), HTTPClient: cl.GetHTTPClient()})
+	if err != nil {
+		return nil, err
+	}
+	collector := metrics.NewCollector(opts.Clock)
+	if err := opts.Registerer.Register(collector); err != nil {
+		return nil, fmt.Errorf("registering the disruption metrics: %w", err)
+	}
+	r := &reconciler{
+		cache:     cl.GetClient(),
+		direct:    direct,
+		recorder:  cl.GetEventRecorder(opts.Name),
+		collector: collector,
+		opts:      opts,
+		last:      map[string]status.NodePool{},
+	}
+	err = builder.ControllerManagedBy(mgr).
+		Named(opts.Name).
+		WithOptions(ctrlcontroller.Options{
+			UsePriorityQueue: ptr.To(false),
+			NewQueue: func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+				// The queue's clock is the loop's, so requeues at window
+				// boundaries follow an injected clock too.
+				return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name, Clock: opts.Clock})
+			},
+		}).
+		WatchesRawSource(nodePoolSource(cl)).
+		WatchesRawSource(nodeClaimSource(cl)).
+		WatchesRawSource(nodeSource(cl)).
+		WatchesRawSource(nodeClassSource(cl)).
+		Complete(r)
+	if err != nil {
+		return nil, fmt.Errorf("building the disruption controller: %w", err)
+	}
+	return &Loop{cluster: cl, opts: opts, elected: mgr.Elected()}, nil
+}
+
+// requireKinds fails early, and by name, when the cluster does not serve
+// Karpenter's v1 kinds: otherwise the controller would wait for caches that
+// never sync and bring the whole manager down minutes later.
+func requireKinds(mapper meta.RESTMapper) error {
+	var missing []string
+	for _, gvk := range []schema.GroupVersionKind{
+		state.CoreV1.WithKind(karpenter.KindNodePool),
+		state.CoreV1.WithKind(karpenter.KindNodeClaim),
+		state.AWSV1.WithKind(karpenter.KindEC2NodeClass),
+	} {
+		if _, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+			if !meta.IsNoMatchError(err) {
+				return fmt.Errorf("looking up %s: %w", gvk, err)
+			}
+			missing = append(missing, gvk.Kind+" ("+gvk.GroupVersion().String()+")")
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the cluster does not serve %s: install Karpenter's v1 CRDs, or turn the disruption loop off", strings.Join(missing, ", "))
+	}
+	return nil
+}

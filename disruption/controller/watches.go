@@ -1,0 +1,123 @@
+package controller
+
+import (
+	"context"
+	"reflect"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/karpgate/karpgate/disruption/state"
+	"github.com/karpgate/karpgate/internal/karpenter"
+)
+
+// Cache indexes.
+const (
+	indexNodePool  = "karpgate.nodepool"  // NodeClaims and Nodes by pool label
+	indexNodeClass = "karpgate.nodeclass" // NodePools and NodeClaims by EC2NodeClass name
+)
+
+func addIndexes(ctx context.Context, idx client.FieldIndexer) error {
+	byPool := func(o client.Object) []string {
+		if p := o.GetLabels()[karpenter.NodePoolLabel]; p != "" {
+			return []string{p}
+		}
+		return nil
+	}
+	if err := idx.IndexField(ctx, &state.NodeClaim{}, indexNodePool, byPool); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &corev1.Node{}, indexNodePool, byPool); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &state.NodeClaim{}, indexNodeClass, func(o client.Object) []string {
+		return classIndex(o.(*state.NodeClaim).Spec.NodeClassRef)
+	}); err != nil {
+		return err
+	}
+	return idx.IndexField(ctx, &state.NodePool{}, indexNodeClass, func(o client.Object) []string {
+		return classIndex(o.(*state.NodePool).Spec.Template.Spec.NodeClassRef)
+	})
+}
+
+func classIndex(ref state.NodeClassRef) []string {
+	if state.IsEC2NodeClass(ref) {
+		return []string{ref.Name}
+	}
+	return nil
+}
+
+func request(pool string) reconcile.Request {
+	return reconcile.Request{NamespacedName: types.NamespacedName{Name: pool}}
+}
+
+// changed drops updates that differ only in resourceVersion: after the trims
+// most updates (kubelet heartbeats, lastPodEventTime) look like that.
+func changed[T client.Object]() predicate.TypedPredicate[T] {
+	return predicate.TypedFuncs[T]{UpdateFunc: func(e event.TypedUpdateEvent[T]) bool {
+		oldObj, newObj := e.ObjectOld.DeepCopyObject().(T), e.ObjectNew.DeepCopyObject().(T)
+		oldObj.SetResourceVersion("")
+		newObj.SetResourceVersion("")
+		return !reflect.DeepEqual(oldObj, newObj)
+	}}
+}
+
+func nodePoolSource(cl cluster.Cluster) source.TypedSource[reconcile.Request] {
+	return source.Kind(cl.GetCache(), &state.NodePool{},
+		handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, np *state.NodePool) []reconcile.Request {
+			return []reconcile.Request{request(np.Name)}
+		}), changed[*state.NodePool]())
+}
+
+func nodeClaimSource(cl cluster.Cluster) source.TypedSource[reconcile.Request] {
+	return source.Kind(cl.GetCache(), &state.NodeClaim{},
+		handler.TypedEnqueueRequestsFromMapFunc(byPoolLabel[*state.NodeClaim]), changed[*state.NodeClaim]())
+}
+
+func nodeSource(cl cluster.Cluster) source.TypedSource[reconcile.Request] {
+	return source.Kind(cl.GetCache(), &corev1.Node{},
+		handler.TypedEnqueueRequestsFromMapFunc(byPoolLabel[*corev1.Node]), changed[*corev1.Node]())
+}
+
+func byPoolLabel[T client.Object](_ context.Context, o T) []reconcile.Request {
+	if p := o.GetLabels()[karpenter.NodePoolLabel]; p != "" {
+		return []reconcile.Request{request(p)}
+	}
+	return nil
+}
+
+// nodeClassSource wakes every NodePool whose template or NodeClaims use the
+// EC2NodeClass: a new AMI in status.amis changes what will drift.
+func nodeClassSource(cl cluster.Cluster) source.TypedSource[reconcile.Request] {
+	reader := cl.GetClient()
+	return source.Kind(cl.GetCache(), &state.EC2NodeClass{},
+		handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, c *state.EC2NodeClass) []reconcile.Request {
+			pools := map[string]bool{}
+			var nps state.NodePoolList
+			if err := reader.List(ctx, &nps, client.MatchingFields{indexNodeClass: c.Name}); err == nil {
+				for _, np := range nps.Items {
+					pools[np.Name] = true
+				}
+			}
+			var ncs state.NodeClaimList
+			if err := reader.List(ctx, &ncs, client.MatchingFields{indexNodeClass: c.Name}); err == nil {
+				for _, nc := range ncs.Items {
+					if p := nc.Labels[karpenter.NodePoolLabel]; p != "" {
+						pools[p] = true
+					}
+				}
+			}
+			out := make([]reconcile.Request, 0, len(pools))
+			for p := range pools {
+				out = append(out, request(p))
+			}
+			return out
+		}), changed[*state.EC2NodeClass]())
+}

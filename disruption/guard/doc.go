@@ -1,0 +1,15 @@
+// Package guard is karpgate's rollout guard: when NodeClaims launched during
+// a drift rollout do not get a Ready Node in time, it holds the rollout by
+// adding the budget {nodes: "0", reasons: [Drifted]} to the NodePool, and it
+// lifts the hold again on request.
+//
+// Budgets carry no metadata, so the NodePool's karpgate.io/rollout-guard
+// annotation records the exact budget added and its index. Lifting removes
+// the budget at that index only if it still equals the recorded one; if no
+// equal budget is left, someone already removed it and only the annotation
+// goes; if an equal budget sits elsewhere, karpgate cannot tell its own from
+// the user's and changes nothing. A user budget of the same value therefore
+// always survives. Every write is a merge patch carrying the resourceVersion
+// it was computed from, so a concurrent edit makes it fail and be recomputed
+// instead of overwriting the edit.
+package guard

@@ -1,0 +1,118 @@
+package guard
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/karpgate/karpgate/internal/karpenter"
+)
+
+// Outcome says what Lift did.
+type Outcome string
+
+const (
+	// NotHeld: the NodePool carries no guard record; nothing changed.
+	NotHeld Outcome = "not-held"
+	// Removed: karpgate's budget and record were removed.
+	Removed Outcome = "removed"
+	// AlreadyGone: karpgate's budget had already been removed by someone
+	// else; only the record was removed.
+	AlreadyGone Outcome = "already-gone"
+)
+
+// ErrAmbiguous: karpgate's budget is not where it was added, but a budget of
+// the same value is elsewhere; karpgate cannot tell which is its own.
+var ErrAmbiguous = errors.New("karpgate cannot tell its budget from yours")
+
+var budgetsPath = []string{"spec", "disruption", "budgets"}
+
+// Hold appends the guard's budget to the NodePool and records it. It fails,
+// changing nothing, when the guard already holds the NodePool or the budgets
+// cannot be read.
+func Hold(np *unstructured.Unstructured, now time.Time, reason string) (*Marker, error) {
+	if m, err := ReadMarker(np.GetAnnotations()); err != nil || m != nil {
+		if err != nil {
+			return nil, fmt.Errorf("NodePool %s: %w", np.GetName(), err)
+		}
+		return nil, fmt.Errorf("NodePool %s: the rollout guard already holds it since %s", np.GetName(), m.Since.Format(time.RFC3339))
+	}
+	budgets, found, err := unstructured.NestedSlice(np.Object, budgetsPath...)
+	if err != nil {
+		return nil, fmt.Errorf("NodePool %s: spec.disruption.budgets: %w", np.GetName(), err)
+	}
+	if !found {
+		// The v1 CRD always defaults the list; appending to a missing one
+		// would silently drop the implicit 10% default.
+		return nil, fmt.Errorf("NodePool %s: spec.disruption.budgets is missing, so the NodePool is not a defaulted v1 object; karpgate adds no budget to it", np.GetName())
+	}
+	m := &Marker{Budget: HoldBudget(), Index: len(budgets), Since: now.UTC().Truncate(time.Second), Reason: reason}
+	record, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	if err := unstructured.SetNestedSlice(np.Object, append(budgets, HoldBudget()), budgetsPath...); err != nil {
+		return nil, err
+	}
+	setAnnotation(np, karpenter.RolloutGuardAnnotation, string(record))
+	return m, nil
+}
+
+// Lift removes the guard's budget and record from the NodePool and notes when
+// the hold ended. See the package documentation for when it refuses.
+func Lift(np *unstructured.Unstructured, now time.Time) (Outcome, *Marker, error) {
+	m, err := ReadMarker(np.GetAnnotations())
+	if err != nil {
+		return "", nil, fmt.Errorf("NodePool %s: %w", np.GetName(), err)
+	}
+	if m == nil {
+		return NotHeld, nil, nil
+	}
+	budgets, _, err := unstructured.NestedSlice(np.Object, budgetsPath...)
+	if err != nil {
+		return "", m, fmt.Errorf("NodePool %s: spec.disruption.budgets: %w", np.GetName(), err)
+	}
+	outcome := AlreadyGone
+	switch {
+	case m.Present(budgets):
+		outcome = Removed
+		budgets = append(budgets[:m.Index:m.Index], budgets[m.Index+1:]...)
+		if err := unstructured.SetNestedSlice(np.Object, budgets, budgetsPath...); err != nil {
+			return "", m, err
+		}
+	case indexOf(budgets, m.Budget) >= 0:
+		return "", m, fmt.Errorf("NodePool %s: %w: spec.disruption.budgets[%d] is no longer karpgate's budget %s, but spec.disruption.budgets[%d] has the same value and may be yours; karpgate changes nothing: delete the budget you no longer want and the annotation %s by hand",
+			np.GetName(), ErrAmbiguous, m.Index, compact(m.Budget), indexOf(budgets, m.Budget), karpenter.RolloutGuardAnnotation)
+	}
+	annotations := np.GetAnnotations()
+	delete(annotations, karpenter.RolloutGuardAnnotation)
+	annotations[karpenter.RolloutGuardResumedAnnotation] = now.UTC().Format(time.RFC3339)
+	np.SetAnnotations(annotations)
+	return outcome, m, nil
+}
+
+func indexOf(budgets []any, b map[string]any) int {
+	for i, candidate := range budgets {
+		if sameBudget(candidate, b) {
+			return i
+		}
+	}
+	return -1
+}
+
+func compact(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func setAnnotation(np *unstructured.Unstructured, key, value string) {
+	annotations := np.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[key] = value
+	np.SetAnnotations(annotations)
+}

@@ -1,0 +1,72 @@
+package guard
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/karpgate/karpgate/disruption/state"
+	"github.com/karpgate/karpgate/internal/karpenter"
+)
+
+// Engage holds the NodePool's drift rollout, reading the NodePool live from
+// c (never from a cache: the patch must start from the newest version).
+// It returns the marker, or nil when the guard already held the NodePool.
+func Engage(ctx context.Context, c client.Client, name string, now time.Time, reason string) (*Marker, error) {
+	var added *Marker
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		added = nil
+		live, err := getNodePool(ctx, c, name)
+		if err != nil {
+			return err
+		}
+		if m, err := ReadMarker(live.GetAnnotations()); err != nil || m != nil {
+			return err // already held (or a broken record, which Hold would refuse too)
+		}
+		changed := live.DeepCopy()
+		m, err := Hold(changed, now, reason)
+		if err != nil {
+			return err
+		}
+		if err := c.Patch(ctx, changed, client.MergeFromWithOptions(live, client.MergeFromWithOptimisticLock{})); err != nil {
+			return err
+		}
+		added = m
+		return nil
+	})
+	return added, err
+}
+
+// Release lifts the guard from the NodePool; see Lift.
+func Release(ctx context.Context, c client.Client, name string, now time.Time) (Outcome, *Marker, error) {
+	var (
+		outcome Outcome
+		marker  *Marker
+	)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		live, err := getNodePool(ctx, c, name)
+		if err != nil {
+			return err
+		}
+		changed := live.DeepCopy()
+		outcome, marker, err = Lift(changed, now)
+		if err != nil || outcome == NotHeld {
+			return err
+		}
+		return c.Patch(ctx, changed, client.MergeFromWithOptions(live, client.MergeFromWithOptimisticLock{}))
+	})
+	return outcome, marker, err
+}
+
+func getNodePool(ctx context.Context, c client.Client, name string) (*unstructured.Unstructured, error) {
+	np := &unstructured.Unstructured{}
+	np.SetGroupVersionKind(state.CoreV1.WithKind(karpenter.KindNodePool))
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, np); err != nil {
+		return nil, fmt.Errorf("reading NodePool %s: %w", name, err)
+	}
+	return np, nil
+}

@@ -1,0 +1,166 @@
+package status
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/karpgate/karpgate/disruption/budget"
+	"github.com/karpgate/karpgate/disruption/drift"
+	"github.com/karpgate/karpgate/disruption/guard"
+	"github.com/karpgate/karpgate/disruption/state"
+	"github.com/karpgate/karpgate/internal/karpenter"
+)
+
+// ComputeAll returns the status of every NodePool in the snapshot at now.
+func ComputeAll(s state.Snapshot, now time.Time) Report {
+	pools := s.Pools()
+	r := Report{At: now.UTC(), NodePools: make([]NodePool, len(pools))}
+	for i, p := range pools {
+		r.NodePools[i] = Compute(p, now)
+	}
+	return r
+}
+
+// Compute returns the status of one NodePool at now.
+func Compute(pool state.Pool, now time.Time) NodePool {
+	now = now.UTC()
+	out := NodePool{Name: pool.NodePool.Name, At: now}
+	nodes := countNodes(pool)
+	out.Nodes, out.Disrupting = nodes.counted, nodes.disrupting
+	out.DoNotDisrupt, out.DoNotDisruptDrifted = nodes.doNotDisrupt, nodes.doNotDisruptDrifted
+
+	out.computeBudgets(pool.NodePool, now)
+	out.Drift = drift.Summarize(pool.NodeClaims)
+	out.WillDrift = drift.WillDrift(pool.NodeClaims, pool.NodeClasses)
+	out.readGuard(pool.NodePool)
+	return out
+}
+
+func (out *NodePool) computeBudgets(np *state.NodePool, now time.Time) {
+	budgets, err := budget.FromNodePool(budgetContent(np))
+	if err != nil {
+		// Such a NodePool fails the CRD schema; if one is stored anyway,
+		// Karpenter cannot read it and disrupts nothing.
+		out.blockAll(err.Error())
+		return
+	}
+	set := budget.CompileSet(budgets)
+	out.Budgets = make([]Budget, 0, len(budgets))
+	for _, c := range set.Budgets() {
+		b := Budget{Index: c.Index, Nodes: c.Nodes, Schedule: c.Schedule, Duration: c.Duration,
+			Reasons: reasonsOf(c.Budget), Defaulted: c.Defaulted, Active: c.Active(now), Problem: c.Blocked()}
+		blocks := b.Problem != ""
+		if _, err := c.Limit(out.Nodes); err != nil && !blocks {
+			// A node count that cannot be read blocks only while active.
+			b.Problem, blocks = err.Error(), b.Active
+		}
+		if blocks {
+			out.Invalid = append(out.Invalid, b.Problem)
+		}
+		out.Budgets = append(out.Budgets, b)
+	}
+	// Counts are never negative here, the only error Allowed and NextChange
+	// report.
+	out.Allowed, _ = set.Allowed(out.Nodes, out.Disrupting, now)
+	next, _ := set.NextChange(out.Nodes, out.Disrupting, now, Horizon)
+	out.NextChange = make(map[budget.Reason]Change, len(budget.Reasons))
+	for _, r := range budget.Reasons {
+		c := next[r]
+		if c.At.IsZero() {
+			out.NextChange[r] = Change{}
+			continue
+		}
+		at, to := c.At, c.To
+		out.NextChange[r] = Change{At: &at, To: &to}
+	}
+}
+
+func (out *NodePool) blockAll(cause string) {
+	out.Invalid = []string{cause}
+	out.Allowed = make(map[budget.Reason]budget.Allowance, len(budget.Reasons))
+	out.NextChange = make(map[budget.Reason]Change, len(budget.Reasons))
+	for _, r := range budget.Reasons {
+		out.Allowed[r] = budget.Allowance{Blocked: true, Cause: cause}
+		out.NextChange[r] = Change{}
+	}
+}
+
+// budgetContent rebuilds the part of the NodePool budget.FromNodePool reads.
+// A nil list is left out: FromNodePool gives the CRD default for a missing
+// list, while an empty one means no budgets at all.
+func budgetContent(np *state.NodePool) map[string]any {
+	disruption := map[string]any{}
+	if np.Spec.Disruption.Budgets != nil {
+		disruption["budgets"] = np.Spec.Disruption.Budgets
+	}
+	return map[string]any{
+		"apiVersion": state.CoreV1.String(),
+		"spec":       map[string]any{"disruption": disruption},
+	}
+}
+
+// reasonsOf spells out the reasons a budget restricts: all three when it
+// names none, nothing for an explicit empty list.
+func reasonsOf(b budget.Budget) []string {
+	if b.Reasons != nil {
+		return b.Reasons
+	}
+	all := make([]string, len(budget.Reasons))
+	for i, r := range budget.Reasons {
+		all[i] = string(r)
+	}
+	return all
+}
+
+func (out *NodePool) readGuard(np *state.NodePool) {
+	if t, ok := guard.ResumedAt(np.Annotations); ok {
+		out.Guard.ResumedAt = &t
+	}
+	m, err := guard.ReadMarker(np.Annotations)
+	if err != nil {
+		out.Guard.Problem = err.Error()
+		return
+	}
+	if m == nil {
+		return
+	}
+	out.Guard.Marker = m
+	if !m.Present(np.Spec.Disruption.Budgets) {
+		out.Guard.Problem = "the rollout guard's budget is no longer at spec.disruption.budgets[" + strconv.Itoa(m.Index) + "]; `karpgate resume " + np.Name + "` clears the record"
+		return
+	}
+	out.Guard.Held = true
+	for i := range out.Budgets {
+		if out.Budgets[i].Index == m.Index {
+			out.Budgets[i].Guard = true
+		}
+	}
+}
+
+type nodeCounts struct {
+	counted, disrupting, doNotDisrupt, doNotDisruptDrifted int
+}
+
+// countNodes applies Karpenter's rules; see the package documentation.
+func countNodes(pool state.Pool) nodeCounts {
+	var n nodeCounts
+	claims := state.ClaimsByProviderID(pool.NodeClaims)
+	for _, node := range pool.Nodes {
+		nc := claims[node.Spec.ProviderID]
+		if nc == nil || node.Spec.ProviderID == "" || node.Labels[karpenter.NodeInitializedLabel] != "true" ||
+			nc.Condition(karpenter.ConditionInstanceTerminating).IsTrue() {
+			continue
+		}
+		n.counted++
+		if !state.NodeReady(node) || nc.DeletionTimestamp != nil || state.HasTaint(node, karpenter.DisruptedTaintKey) {
+			n.disrupting++
+		}
+		if node.Annotations[karpenter.DoNotDisruptAnnotation] == "true" {
+			n.doNotDisrupt++
+			if nc.Condition(karpenter.ConditionDrifted).IsTrue() {
+				n.doNotDisruptDrifted++
+			}
+		}
+	}
+	return n
+}

@@ -1,0 +1,16 @@
+// Package status computes, per NodePool and at a given instant, what
+// Karpenter's disruption controller sees: the nodes that count towards the
+// budgets and those already disrupting, each budget and whether it is active,
+// the disruptions each reason allows now and when that next changes, the
+// budgets that block every reason, the drift rollout's progress, and the
+// rollout guard's hold. It is a pure function of a state.Pool and a clock
+// reading, shared by the loop, its /status endpoint and `karpgate status`,
+// and it renders the result as JSON or as a table.
+//
+// Counting follows Karpenter: a node counts when it has a NodeClaim (paired
+// by provider ID), carries karpenter.sh/initialized=true and its NodeClaim's
+// instance is not terminating; it is disrupting when its Ready condition is
+// not True, its NodeClaim is being deleted, or it carries the
+// karpenter.sh/disrupted taint, which Karpenter adds at the moment it marks a
+// node for disruption (its in-memory mark is not visible from outside).
+package status

@@ -1,0 +1,138 @@
+package status
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+
+	"github.com/karpgate/karpgate/disruption/guard"
+	"github.com/karpgate/karpgate/disruption/state"
+	"github.com/karpgate/karpgate/internal/karpenter"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// fleet is a cluster with one NodePool of each kind the table shows.
+func fleet(t *testing.T) state.Snapshot {
+	var s state.Snapshot
+	add := func(np *state.NodePool, members ...member) {
+		s.NodePools = append(s.NodePools, np)
+		for _, m := range members {
+			s.NodeClaims = append(s.NodeClaims, m.claim)
+			s.Nodes = append(s.Nodes, m.node)
+		}
+	}
+	since := monday0830.Add(-26 * time.Hour)
+	add(pool(t, "business", `[{"nodes":"20%"},{"nodes":"0","schedule":"0 9 * * mon-fri","duration":"8h","reasons":["Drifted"]}]`),
+		newMember("business", 0, oldImage, driftedSince("AMIDrift", since)),
+		newMember("business", 1, oldImage, driftedSince("AMIDrift", since.Add(time.Hour)), doNotDisrupt),
+		newMember("business", 2, oldImage),
+		newMember("business", 3),
+		newMember("business", 4))
+	add(pool(t, "broken", `[{"nodes":"10%"},{"nodes":"0","schedule":"0 9 * * sat-sun","duration":"1h"}]`), healthy("broken", 2)...)
+	add(pool(t, "open", `[]`))
+	held := pool(t, "held", `[{"nodes":"50%"},{"nodes":"0","reasons":["Drifted"]}]`)
+	record, _ := json.Marshal(guard.Marker{Budget: guard.HoldBudget(), Index: 1, Since: monday0830.Add(-20 * time.Minute), Reason: "1 NodeClaim(s) launched during the drift rollout have no Ready Node after 15m0s: held-9"})
+	held.Annotations = map[string]string{karpenter.RolloutGuardAnnotation: string(record)}
+	add(held, newMember("held", 0, driftedSince("NodePoolDrifted", monday0830.Add(-time.Hour))), newMember("held", 1, notReady))
+	s.NodeClasses = []*state.EC2NodeClass{defaultClass()}
+	return s
+}
+
+func TestWriteTableGolden(t *testing.T) {
+	var out bytes.Buffer
+	if err := WriteTable(&out, ComputeAll(fleet(t), monday0830)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "table.golden", out.Bytes())
+}
+
+func TestWriteJSONGolden(t *testing.T) {
+	var out bytes.Buffer
+	if err := WriteJSON(&out, ComputeAll(fleet(t), monday0830)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.golden.json", out.Bytes())
+}
+
+func TestHumanDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		-time.Second: "0s", 45 * time.Second: "45s", 90 * time.Second: "1m", 2*time.Hour + 30*time.Minute + 59*time.Second: "2h30m",
+		8 * time.Hour: "8h", 7 * 24 * time.Hour: "7d", 26*time.Hour + 5*time.Minute: "1d2h",
+	} {
+		if got := HumanDuration(d); got != want {
+			t.Errorf("HumanDuration(%s) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// TestTrimmingDoesNotChangeTheStatus computes the status from full objects,
+// as `karpgate status` could have read them, and from the trimmed ones the
+// loop's cache holds: they must agree.
+func TestTrimmingDoesNotChangeTheStatus(t *testing.T) {
+	decoder := serializer.NewCodecFactory(state.NewScheme()).UniversalDeserializer()
+	read := func(name string) runtime.Object {
+		data, err := os.ReadFile(filepath.Join("..", "state", "testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj, _, err := decoder.Decode(data, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return obj
+	}
+	full := state.Snapshot{
+		NodePools:   []*state.NodePool{read("nodepool.json").(*state.NodePool)},
+		NodeClaims:  []*state.NodeClaim{read("nodeclaim.json").(*state.NodeClaim)},
+		Nodes:       []*corev1.Node{read("node.json").(*corev1.Node)},
+		NodeClasses: []*state.EC2NodeClass{read("ec2nodeclass.json").(*state.EC2NodeClass)},
+	}
+	trimmed := state.Snapshot{
+		NodePools:   []*state.NodePool{full.NodePools[0].DeepCopy()},
+		NodeClaims:  []*state.NodeClaim{full.NodeClaims[0].DeepCopy()},
+		Nodes:       []*corev1.Node{full.Nodes[0].DeepCopy()},
+		NodeClasses: []*state.EC2NodeClass{full.NodeClasses[0].DeepCopy()},
+	}
+	for _, o := range []any{trimmed.NodePools[0], trimmed.NodeClaims[0], trimmed.Nodes[0], trimmed.NodeClasses[0]} {
+		_, _ = state.Trim(o)
+	}
+	at := time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC)
+	a, _ := json.Marshal(ComputeAll(full, at))
+	b, _ := json.Marshal(ComputeAll(trimmed, at))
+	if !bytes.Equal(a, b) {
+		t.Errorf("status differs after trimming:\nfull    %s\ntrimmed %s", a, b)
+	}
+	p := ComputeAll(full, at).NodePools[0]
+	if p.Nodes != 1 || p.Disrupting != 1 || p.Drift.Total != 1 || p.DoNotDisruptDrifted != 1 {
+		t.Errorf("fixture status = %+v; the fixtures no longer exercise what this test is for", p)
+	}
+}

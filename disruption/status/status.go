@@ -1,0 +1,97 @@
+package status
+
+import (
+	"time"
+
+	"github.com/karpgate/karpgate/disruption/budget"
+	"github.com/karpgate/karpgate/disruption/drift"
+	"github.com/karpgate/karpgate/disruption/guard"
+)
+
+// Report is the status of every NodePool at one instant.
+type Report struct {
+	At        time.Time  `json:"at"`
+	NodePools []NodePool `json:"nodePools"`
+}
+
+// NodePool is the disruption status of one NodePool at At.
+type NodePool struct {
+	Name string    `json:"name"`
+	At   time.Time `json:"at"`
+	// Nodes counts the nodes budgets are computed from; Disrupting those
+	// already being disrupted, which every allowance is reduced by.
+	Nodes      int `json:"nodes"`
+	Disrupting int `json:"disrupting"`
+	// DoNotDisrupt counts counted nodes annotated karpenter.sh/do-not-disrupt,
+	// and how many of those are drifted (a rollout cannot finish past them).
+	DoNotDisrupt        int `json:"doNotDisrupt"`
+	DoNotDisruptDrifted int `json:"doNotDisruptDrifted"`
+
+	Budgets []Budget `json:"budgets"`
+	// Invalid lists why budgets block every reason; non-empty means
+	// Karpenter disrupts nothing in this NodePool voluntarily.
+	Invalid []string `json:"invalid,omitempty"`
+
+	Allowed    map[budget.Reason]budget.Allowance `json:"allowed"`
+	NextChange map[budget.Reason]Change           `json:"nextChange"`
+
+	Drift     drift.Summary    `json:"drift"`
+	WillDrift drift.AMIOutlook `json:"willDrift"`
+
+	Guard Guard `json:"guard"`
+}
+
+// Budget is one budget as written, whether it is active now, and what is
+// wrong with it.
+type Budget struct {
+	Index     int      `json:"index"`
+	Nodes     string   `json:"nodes"`
+	Schedule  *string  `json:"schedule,omitempty"`
+	Duration  *string  `json:"duration,omitempty"`
+	Reasons   []string `json:"reasons"`
+	Defaulted bool     `json:"defaulted,omitempty"`
+	Active    bool     `json:"active"`
+	Problem   string   `json:"problem,omitempty"`
+	// Guard marks the budget karpgate's rollout guard added.
+	Guard bool `json:"guard,omitempty"`
+}
+
+// Change is when a reason's allowance next changes, within the horizon.
+type Change struct {
+	// At is nil when nothing changes within the horizon.
+	At *time.Time        `json:"at"`
+	To *budget.Allowance `json:"to,omitempty"`
+}
+
+// Guard is the rollout guard's hold on the NodePool, as recorded on it.
+type Guard struct {
+	Held      bool          `json:"held"`
+	Marker    *guard.Marker `json:"marker,omitempty"`
+	ResumedAt *time.Time    `json:"resumedAt,omitempty"`
+	// Problem: a record that cannot be read, or whose budget is gone.
+	Problem string `json:"problem,omitempty"`
+}
+
+// Horizon is how far ahead NextChange looks.
+const Horizon = budget.DefaultHorizon
+
+// Earliest returns the earliest next change over every reason, and the
+// reasons changing then; zero when nothing changes within the horizon.
+func (p NodePool) Earliest() (time.Time, []budget.Reason) {
+	var at time.Time
+	var reasons []budget.Reason
+	for _, r := range budget.Reasons {
+		c := p.NextChange[r]
+		switch {
+		case c.At == nil:
+		case at.IsZero() || c.At.Before(at):
+			at, reasons = *c.At, []budget.Reason{r}
+		case c.At.Equal(at):
+			reasons = append(reasons, r)
+		}
+	}
+	return at, reasons
+}
+
+// Blocked reports whether invalid budgets block every reason.
+func (p NodePool) Blocked() bool { return len(p.Invalid) > 0 }

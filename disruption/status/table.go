@@ -1,0 +1,117 @@
+package status
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/karpgate/karpgate/disruption/budget"
+)
+
+// WriteTable prints one row per NodePool, then notes for what needs a person:
+// budgets that block every reason, rollout guard holds, drifted nodes held
+// by karpenter.sh/do-not-disrupt.
+func WriteTable(w io.Writer, r Report) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODEPOOL\tNODES\tDISRUPTING\tDRIFTED\tWILL-DRIFT\tALLOWED NOW\tNEXT CHANGE")
+	for _, p := range r.NodePools {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\t%s\n", p.Name, p.Nodes, p.Disrupting,
+			driftCell(p, r.At), len(p.WillDrift.Pending), allowedCell(p), nextChangeCell(p, r.At))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var notes []string
+	for _, p := range r.NodePools {
+		notes = append(notes, notesFor(p)...)
+	}
+	if len(notes) == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "\n%s\n", strings.Join(notes, "\n"))
+	return err
+}
+
+func driftCell(p NodePool, now time.Time) string {
+	if p.Drift.Total == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (oldest %s)", p.Drift.Total, HumanDuration(now.Sub(*p.Drift.OldestSince)))
+}
+
+// allowedCell says "all=N" when every reason allows the same.
+func allowedCell(p NodePool) string {
+	if p.Blocked() {
+		return "all=blocked"
+	}
+	first := p.Allowed[budget.Reasons[0]].String()
+	same := true
+	parts := make([]string, len(budget.Reasons))
+	for i, r := range budget.Reasons {
+		s := p.Allowed[r].String()
+		same = same && s == first
+		parts[i] = fmt.Sprintf("%s=%s", r, s)
+	}
+	if same {
+		return "all=" + first
+	}
+	return strings.Join(parts, " ")
+}
+
+func nextChangeCell(p NodePool, now time.Time) string {
+	at, reasons := p.Earliest()
+	if at.IsZero() {
+		return fmt.Sprintf("none within %s", HumanDuration(Horizon))
+	}
+	parts := make([]string, len(reasons))
+	for i, r := range reasons {
+		parts[i] = fmt.Sprintf("%s=%s", r, p.NextChange[r].To.String())
+	}
+	return fmt.Sprintf("%s at %s (in %s)", strings.Join(parts, " "), at.UTC().Format("2006-01-02 15:04 MST"), HumanDuration(at.Sub(now)))
+}
+
+func notesFor(p NodePool) []string {
+	var notes []string
+	for _, cause := range p.Invalid {
+		notes = append(notes, fmt.Sprintf("%s: BLOCKED, Karpenter disrupts nothing voluntarily: %s", p.Name, cause))
+	}
+	if p.Guard.Held {
+		notes = append(notes, fmt.Sprintf("%s: the rollout guard holds drift since %s (spec.disruption.budgets[%d]): %s; `karpgate resume %s` lifts it",
+			p.Name, p.Guard.Marker.Since.UTC().Format(time.RFC3339), p.Guard.Marker.Index, p.Guard.Marker.Reason, p.Name))
+	}
+	if p.Guard.Problem != "" {
+		notes = append(notes, fmt.Sprintf("%s: rollout guard: %s", p.Name, p.Guard.Problem))
+	}
+	if p.DoNotDisruptDrifted > 0 {
+		notes = append(notes, fmt.Sprintf("%s: %d drifted node(s) carry karpenter.sh/do-not-disrupt; the rollout cannot finish until it is removed", p.Name, p.DoNotDisruptDrifted))
+	}
+	for _, u := range p.WillDrift.Undecided {
+		notes = append(notes, fmt.Sprintf("%s: cannot tell whether NodeClaim %s will drift: %s", p.Name, u.NodeClaim, u.Why))
+	}
+	return notes
+}
+
+// HumanDuration prints d to the minute ("3d4h", "2h30m", "45s").
+func HumanDuration(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	if d < time.Minute {
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	}
+	d = d.Truncate(time.Minute)
+	days, hours, minutes := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour), int(d%time.Hour/time.Minute)
+	var b strings.Builder
+	if days > 0 {
+		fmt.Fprintf(&b, "%dd", days)
+	}
+	if hours > 0 {
+		fmt.Fprintf(&b, "%dh", hours)
+	}
+	if minutes > 0 && days == 0 {
+		fmt.Fprintf(&b, "%dm", minutes)
+	}
+	return b.String()
+}

@@ -1,0 +1,40 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/karpgate/karpgate/disruption/state"
+)
+
+// kubeFlags are the flags of commands that talk to a cluster.
+type kubeFlags struct {
+	kubeconfig string
+	context    string
+}
+
+func (k *kubeFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, then ~/.kube/config)")
+	fs.StringVar(&k.context, "context", "", "kubeconfig context (default the current context)")
+}
+
+// client returns a direct client that decodes Karpenter's kinds into the
+// disruption loop's views.
+func (k *kubeFlags) client() (client.Client, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if k.kubeconfig != "" {
+		rules.ExplicitPath = k.kubeconfig
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: k.context}).ClientConfig()
+	if err != nil {
+		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("reading kubeconfig: %w", err)}
+	}
+	c, err := client.New(cfg, client.Options{Scheme: state.NewScheme()})
+	if err != nil {
+		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("connecting to %s: %w", cfg.Host, err)}
+	}
+	return c, nil
+}

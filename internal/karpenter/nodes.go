@@ -1,0 +1,36 @@
+package karpenter
+
+// Node and NodeClaim lifecycle names Karpenter's disruption controller reads.
+const (
+	// NodeInitializedLabel is "true" once Karpenter considers the node
+	// initialized; only such nodes count towards a NodePool's budgets.
+	NodeInitializedLabel = "karpenter.sh/initialized"
+	// NodeRegisteredLabel is "true" once the node has joined the cluster.
+	NodeRegisteredLabel = "karpenter.sh/registered"
+	// DisruptedTaintKey is the NoSchedule taint Karpenter puts on a node at
+	// the moment it marks the node for disruption.
+	DisruptedTaintKey = "karpenter.sh/disrupted"
+
+	// ConditionDrifted on a NodeClaim is True, with the drift reason as
+	// its reason, once Karpenter has noticed that the node drifted.
+	ConditionDrifted = "Drifted"
+	// ConditionInstanceTerminating on a NodeClaim is True once the instance
+	// is being terminated; such nodes no longer count towards budgets.
+	ConditionInstanceTerminating = "InstanceTerminating"
+)
+
+// Labels Karpenter's AWS provider derives from the instance type and that
+// EC2NodeClass status.amis requirements select on. An AMI's requirements
+// use no other keys.
+const (
+	LabelArch                     = "kubernetes.io/arch"
+	LabelOS                       = "kubernetes.io/os"
+	LabelWindowsBuild             = "node.kubernetes.io/windows-build"
+	LabelInstanceGPUCount         = "karpenter.k8s.aws/instance-gpu-count"
+	LabelInstanceAcceleratorCount = "karpenter.k8s.aws/instance-accelerator-count"
+)
+
+// AMIRequirementLabels lists the labels an AMI requirement can select on.
+var AMIRequirementLabels = []string{
+	LabelArch, LabelOS, LabelWindowsBuild, LabelInstanceGPUCount, LabelInstanceAcceleratorCount,
+}
