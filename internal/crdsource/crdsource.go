@@ -1,5 +1,6 @@
-// Package crdsource reads the real Karpenter CRD manifests from the Go module
-// cache. The project never copies them: each set is pinned by a tiny module
+// Package crdsource reads real CRD manifests (Karpenter's, and cert-manager's
+// for the install manifests) from the Go module cache. The project never
+// copies them: each set is pinned by a tiny module
 // under hack/crds/<set> whose go.sum fixes the exact bytes. `go mod download`
 // fetches the module zip; this package checks the zip against the pinned hash
 // itself and reads the YAML straight out of it.
@@ -38,12 +39,18 @@ const (
 	KarpenterV1_0_8 Set = "karpenter-v1.0.8"
 	// KarpenterV1_15_1 serves v1 only, as clusters run today.
 	KarpenterV1_15_1 Set = "karpenter-v1.15.1"
+	// CertManagerV1_21_2 holds the Issuer, Certificate and other
+	// cert-manager.io kinds the install manifests create. Its deploy/crds/
+	// folder is what cert-manager's Helm chart templates its CRDs from: the
+	// versions and schemas are the same, only the chart's labels differ.
+	CertManagerV1_21_2 Set = "cert-manager-v1.21.2"
 )
 
 // subdirs says where in each pinned module the CRDs live.
 var subdirs = map[Set]string{
-	KarpenterV1_0_8:  "pkg/apis/crds",
-	KarpenterV1_15_1: "pkg/apis/crds",
+	KarpenterV1_0_8:    "pkg/apis/crds",
+	KarpenterV1_15_1:   "pkg/apis/crds",
+	CertManagerV1_21_2: "deploy/crds",
 }
 
 // File is one CRD manifest file.
