@@ -9,6 +9,8 @@ GO          ?= go
 K8S_VERSION := v1.36.3
 ASSETS      := $(CURDIR)/bin/k8s/$(K8S_VERSION)
 TOOLS       := $(ASSETS)/kube-apiserver $(ASSETS)/etcd $(ASSETS)/kubectl
+HELM_VERSION := v3.22.0
+HELM        := $(CURDIR)/bin/helm/$(HELM_VERSION)/helm
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS     := -s -w -X github.com/karpgate/karpgate/internal/buildinfo.Version=$(VERSION) \
@@ -25,8 +27,10 @@ FUZZTIME    ?= 10s
 TEST_FLAGS  ?=
 
 export KUBEBUILDER_ASSETS := $(ASSETS)
+# The install tests render the Helm chart with this helm.
+export KARPGATE_HELM := $(HELM)
 
-.PHONY: build tools test unit e2e lint bench fuzz run clean help
+.PHONY: build tools helm manifests test unit e2e lint bench fuzz run clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -53,13 +57,25 @@ $(ASSETS)/etcd: hack/k8s/go.mod hack/k8s/go.sum
 	@echo "building etcd from source"
 	cd hack/k8s && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ go.etcd.io/etcd/server/v3
 
-test: lint tools ## Lint, then every test: unit, fuzz seeds, e2e against a real API server.
+helm: $(HELM) ## Build helm from the Go module proxy (once; cached), for the chart tests.
+
+$(HELM):
+	@mkdir -p $(dir $@)
+	@echo "building helm $(HELM_VERSION) from source"
+	CGO_ENABLED=0 GOBIN=$(dir $@) $(GO) install -trimpath -ldflags '-s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)' helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+manifests: ## Regenerate manifests/ (kustomize base, cert-manager overlay, Helm chart) from the Go types.
+	$(GO) run ./cmd/karpgate manifests --out manifests
+
+# build is a prerequisite so that the command the Dockerfile runs is the one
+# CI runs (test/e2e/dockerfile_test.go keeps them identical).
+test: lint tools helm build ## Lint, build, then every test: unit, fuzz seeds, e2e against a real API server.
 	$(GO) test -count=1 -timeout 30m $(TEST_FLAGS) ./...
 
 unit: ## Only the tests that need no API server.
 	$(GO) test -count=1 $(TEST_FLAGS) $$($(GO) list ./... | grep -v /test/)
 
-e2e: tools ## Only the end-to-end tests.
+e2e: tools helm ## Only the end-to-end tests.
 	$(GO) test -count=1 -timeout 30m $(TEST_FLAGS) ./test/...
 
 lint: ## go vet and gofmt.

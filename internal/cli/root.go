@@ -57,6 +57,7 @@ admission webhook), and explains what disruption budgets allow.`,
 	root.AddCommand(newStatusCommand(s))
 	root.AddCommand(newResumeCommand(s))
 	root.AddCommand(newBudgetsCommand(s))
+	root.AddCommand(newManifestsCommand(s))
 	return root
 }
 

@@ -1,0 +1,107 @@
+package install
+
+import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/karpgate/karpgate/internal/deploy"
+	"github.com/karpgate/karpgate/internal/karpenter"
+)
+
+// Image defaults. The tag moves with each release of the chart.
+const (
+	ImageRepository = "ghcr.io/karpgate/karpgate"
+	ImageTag        = "v" + ChartVersion
+	// ChartVersion is the Helm chart's version and, prefixed with v, the
+	// image tag it installs by default.
+	ChartVersion = "0.1.0"
+)
+
+// Options are the choices an operator makes at install time. The Helm chart
+// exposes each of them as a value; the kustomize tree carries Defaults().
+type Options struct {
+	// Namespace holds every namespaced object.
+	Namespace string
+	Image     string
+	// ImagePullPolicy of the karpgate container.
+	ImagePullPolicy corev1.PullPolicy
+	Replicas        int32
+	Resources       corev1.ResourceRequirements
+	Affinity        *corev1.Affinity
+	Validating      WebhookPolicy
+	Mutating        WebhookPolicy
+	// Environment, when set, is passed as --environment and wins over the
+	// environment in karpgate.yaml and over object labels.
+	Environment string
+	// Controller runs the drift/disruption loop next to the webhooks.
+	Controller bool
+	// CertManager adds the Issuers and Certificates and has cert-manager's
+	// cainjector fill the webhooks' caBundle.
+	CertManager bool
+	// Config is karpgate.yaml, mounted from a ConfigMap.
+	Config string
+}
+
+// WebhookPolicy is what the API server does around one webhook call.
+type WebhookPolicy struct {
+	FailurePolicy  admissionregistrationv1.FailurePolicyType
+	TimeoutSeconds int32
+}
+
+// DefaultConfig is the karpgate.yaml the ConfigMap ships with: every key is
+// optional, so the file only names its kind and shows where settings go.
+const DefaultConfig = `# karpgate.yaml: the settings the admission webhook shares with
+# ` + "`karpgate lint`" + ` in CI. Every key is optional; a missing key means
+# karpgate's default. Edit this ConfigMap (or the Helm value "config") to
+# set which environments are production, the target Kubernetes version,
+# approved AMI alias versions and per-rule actions.
+apiVersion: karpgate.io/v1alpha1
+kind: Config
+`
+
+// Defaults are the safe choices: two replicas, a validating webhook that
+// fails closed (a policy gate that fails open is not a gate), a mutating
+// webhook that fails open (mutations are conveniences), and karpgate kept
+// off Karpenter's own nodes.
+func Defaults() Options {
+	return Options{
+		Namespace:       deploy.Namespace,
+		Image:           ImageRepository + ":" + ImageTag,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Replicas:        2,
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{
+				corev1.ResourceCPU:    resource.MustParse("100m"),
+				corev1.ResourceMemory: resource.MustParse("128Mi"),
+			},
+			Limits: corev1.ResourceList{
+				corev1.ResourceCPU:    resource.MustParse("1"),
+				corev1.ResourceMemory: resource.MustParse("512Mi"),
+			},
+		},
+		Affinity:    OffKarpenterNodes(),
+		Validating:  WebhookPolicy{FailurePolicy: admissionregistrationv1.Fail, TimeoutSeconds: deploy.WebhookTimeoutSeconds},
+		Mutating:    WebhookPolicy{FailurePolicy: admissionregistrationv1.Ignore, TimeoutSeconds: deploy.WebhookTimeoutSeconds},
+		Controller:  true,
+		CertManager: true,
+		Config:      DefaultConfig,
+	}
+}
+
+// OffKarpenterNodes requires nodes that Karpenter did not launch. karpgate
+// converts Karpenter's objects: on a Karpenter node it could be disrupted by
+// the very NodePool it guards, and it could not be rescheduled while
+// Karpenter cannot read its NodePools.
+func OffKarpenterNodes() *corev1.Affinity {
+	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{
+					Key:      karpenter.NodePoolLabel,
+					Operator: corev1.NodeSelectorOpDoesNotExist,
+				}},
+			}},
+		},
+	}}
+}

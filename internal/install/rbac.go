@@ -1,0 +1,74 @@
+package install
+
+import (
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/karpgate/karpgate/internal/deploy"
+	"github.com/karpgate/karpgate/internal/karpenter"
+)
+
+// ClusterRules are everything karpgate may do cluster-wide: read Karpenter's
+// kinds and nodes (conversion looks up NodePools; the controller watches all
+// four), write NodePools for the rollout guard, and record events. No
+// wildcards and no secrets: the serving certificate is a mounted file.
+func ClusterRules() []rbacv1.PolicyRule {
+	read := []string{"get", "list", "watch"}
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{karpenter.CoreGroup}, Resources: []string{"nodepools", "nodeclaims"}, Verbs: read},
+		{APIGroups: []string{karpenter.AWSGroup}, Resources: []string{"ec2nodeclasses"}, Verbs: read},
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: read},
+		{APIGroups: []string{karpenter.CoreGroup}, Resources: []string{"nodepools"}, Verbs: []string{"patch", "update"}},
+		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+	}
+}
+
+// LeaderElectionRoleName names the Role and RoleBinding for the Lease.
+const LeaderElectionRoleName = deploy.Name + "-leader-election"
+
+// LeaderElectionRules are namespaced to karpgate's own namespace. Create
+// cannot be limited to a name (the object does not exist yet); reading and
+// renewing can, so they are limited to karpgate's own Lease.
+func LeaderElectionRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{deploy.LeaderElectionID}, Verbs: []string{"get", "update"}},
+	}
+}
+
+func clusterRole() *rbacv1.ClusterRole {
+	return &rbacv1.ClusterRole{
+		TypeMeta:   typeMeta(rbacv1.SchemeGroupVersion, "ClusterRole"),
+		ObjectMeta: objectMeta(deploy.Name, ""),
+		Rules:      ClusterRules(),
+	}
+}
+
+func clusterRoleBinding(opts Options) *rbacv1.ClusterRoleBinding {
+	return &rbacv1.ClusterRoleBinding{
+		TypeMeta:   typeMeta(rbacv1.SchemeGroupVersion, "ClusterRoleBinding"),
+		ObjectMeta: objectMeta(deploy.Name, ""),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: deploy.Name},
+		Subjects:   []rbacv1.Subject{serviceAccountSubject(opts)},
+	}
+}
+
+func leaderElectionRole(opts Options) *rbacv1.Role {
+	return &rbacv1.Role{
+		TypeMeta:   typeMeta(rbacv1.SchemeGroupVersion, "Role"),
+		ObjectMeta: objectMeta(LeaderElectionRoleName, opts.Namespace),
+		Rules:      LeaderElectionRules(),
+	}
+}
+
+func leaderElectionRoleBinding(opts Options) *rbacv1.RoleBinding {
+	return &rbacv1.RoleBinding{
+		TypeMeta:   typeMeta(rbacv1.SchemeGroupVersion, "RoleBinding"),
+		ObjectMeta: objectMeta(LeaderElectionRoleName, opts.Namespace),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: LeaderElectionRoleName},
+		Subjects:   []rbacv1.Subject{serviceAccountSubject(opts)},
+	}
+}
+
+func serviceAccountSubject(opts Options) rbacv1.Subject {
+	return rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: deploy.Name, Namespace: opts.Namespace}
+}

@@ -1,0 +1,119 @@
+package install
+
+import (
+	"fmt"
+	"maps"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/karpgate/karpgate/internal/deploy"
+)
+
+// Labels every object carries; SelectorLabels is the subset the Deployment,
+// Service, PodDisruptionBudget and topology spread select pods by.
+var (
+	SelectorLabels = map[string]string{"app.kubernetes.io/name": deploy.Name}
+	Labels         = map[string]string{"app.kubernetes.io/name": deploy.Name, "app.kubernetes.io/part-of": deploy.Name}
+)
+
+// Set is one complete install. Issuers and Certificates are set only with
+// Options.CertManager.
+type Set struct {
+	Namespace           *corev1.Namespace
+	ServiceAccount      *corev1.ServiceAccount
+	ClusterRole         *rbacv1.ClusterRole
+	ClusterRoleBinding  *rbacv1.ClusterRoleBinding
+	Role                *rbacv1.Role
+	RoleBinding         *rbacv1.RoleBinding
+	ConfigMap           *corev1.ConfigMap
+	Service             *corev1.Service
+	Deployment          *appsv1.Deployment
+	PodDisruptionBudget *policyv1.PodDisruptionBudget
+	Validating          *admissionregistrationv1.ValidatingWebhookConfiguration
+	Mutating            *admissionregistrationv1.MutatingWebhookConfiguration
+	Issuers             []*cmv1.Issuer
+	Certificates        []*cmv1.Certificate
+}
+
+// Build makes every object of an install with the given options.
+func Build(opts Options) (*Set, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	s := &Set{
+		Namespace:           namespace(opts),
+		ServiceAccount:      serviceAccount(opts),
+		ClusterRole:         clusterRole(),
+		ClusterRoleBinding:  clusterRoleBinding(opts),
+		Role:                leaderElectionRole(opts),
+		RoleBinding:         leaderElectionRoleBinding(opts),
+		ConfigMap:           configMap(opts),
+		Service:             service(opts),
+		Deployment:          deployment(opts),
+		PodDisruptionBudget: podDisruptionBudget(opts),
+		Validating:          validatingWebhook(opts),
+		Mutating:            mutatingWebhook(opts),
+	}
+	if opts.CertManager {
+		s.Issuers = issuers(opts)
+		s.Certificates = certificates(opts)
+		injectCA(opts, &s.Validating.ObjectMeta)
+		injectCA(opts, &s.Mutating.ObjectMeta)
+	}
+	return s, nil
+}
+
+// Objects lists the set's objects in the order they can be applied in.
+func (s *Set) Objects() []runtime.Object {
+	objs := []runtime.Object{s.Namespace, s.ServiceAccount, s.ClusterRole, s.ClusterRoleBinding,
+		s.Role, s.RoleBinding, s.ConfigMap, s.Service, s.Deployment, s.PodDisruptionBudget}
+	for _, i := range s.Issuers {
+		objs = append(objs, i)
+	}
+	for _, c := range s.Certificates {
+		objs = append(objs, c)
+	}
+	return append(objs, s.Validating, s.Mutating)
+}
+
+func (o Options) validate() error {
+	switch {
+	case o.Namespace == "":
+		return fmt.Errorf("install options: namespace is empty; set it (the default is %q)", deploy.Namespace)
+	case o.Image == "":
+		return fmt.Errorf("install options: image is empty; set repository:tag")
+	case o.Replicas < 1:
+		return fmt.Errorf("install options: replicas %d: run at least 1, and 2 or more for a PodDisruptionBudget to leave room for node drains", o.Replicas)
+	}
+	for _, w := range []struct {
+		name string
+		p    WebhookPolicy
+	}{{"validating", o.Validating}, {"mutating", o.Mutating}} {
+		if w.p.FailurePolicy != admissionregistrationv1.Fail && w.p.FailurePolicy != admissionregistrationv1.Ignore {
+			return fmt.Errorf("install options: %s webhook failurePolicy %q: use Fail or Ignore", w.name, w.p.FailurePolicy)
+		}
+		// The API server accepts 1 to 30 seconds.
+		if w.p.TimeoutSeconds < 1 || w.p.TimeoutSeconds > 30 {
+			return fmt.Errorf("install options: %s webhook timeoutSeconds %d: the API server accepts 1 to 30", w.name, w.p.TimeoutSeconds)
+		}
+	}
+	return nil
+}
+
+func typeMeta(gv schema.GroupVersion, kind string) metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: gv.String(), Kind: kind}
+}
+
+// objectMeta names a namespaced object (namespace "" for cluster-scoped ones)
+// and gives it the common labels.
+func objectMeta(name, namespace string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: maps.Clone(Labels)}
+}
