@@ -33,6 +33,8 @@ type Options struct {
 	Output io.Writer
 	// StartTimeout bounds the start of each process; zero means one minute.
 	StartTimeout time.Duration
+	// APIServerFlags are extra kube-apiserver flags by name, without dashes.
+	APIServerFlags map[string]string
 }
 
 // ControlPlane is a running kube-apiserver and etcd.
@@ -70,6 +72,9 @@ func Start(opts Options) (*ControlPlane, error) {
 		ErrorIfCRDPathMissing:    true,
 		ControlPlaneStartTimeout: timeout,
 		ControlPlaneStopTimeout:  30 * time.Second,
+	}
+	for name, value := range opts.APIServerFlags {
+		env.ControlPlane.GetAPIServer().Configure().Set(name, value)
 	}
 	if opts.Output != nil {
 		api := env.ControlPlane.GetAPIServer()

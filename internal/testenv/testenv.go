@@ -37,11 +37,32 @@ func CRDs(t testing.TB, sets ...crdsource.Set) []*apiextensionsv1.CustomResource
 	return crds
 }
 
+// Option changes how Start starts the control plane.
+type Option func(*controlplane.Options)
+
+// WebhooksResolveEndpoints makes the API server reach webhook services
+// through their endpoints instead of their cluster IP. A test control plane
+// has no kube-proxy: a webhook whose service has no ready pod then fails at
+// once ("no endpoints"), as it does in a cluster, instead of after the
+// webhook's whole timeout spent dialling an unrouted cluster IP.
+func WebhooksResolveEndpoints() Option {
+	return func(o *controlplane.Options) {
+		if o.APIServerFlags == nil {
+			o.APIServerFlags = map[string]string{}
+		}
+		o.APIServerFlags["enable-aggregator-routing"] = "true"
+	}
+}
+
 // Start launches a control plane with crds installed and stops it when the
 // test and its subtests are done.
-func Start(t testing.TB, crds []*apiextensionsv1.CustomResourceDefinition) *Env {
+func Start(t testing.TB, crds []*apiextensionsv1.CustomResourceDefinition, options ...Option) *Env {
 	t.Helper()
-	cp, err := controlplane.Start(controlplane.Options{AssetsDir: AssetsDir(t), CRDs: crds, Output: logWriter(t)})
+	opts := controlplane.Options{AssetsDir: AssetsDir(t), CRDs: crds, Output: logWriter(t)}
+	for _, o := range options {
+		o(&opts)
+	}
+	cp, err := controlplane.Start(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,238 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/karpgate/karpgate/internal/crdsource"
+	"github.com/karpgate/karpgate/internal/deploy"
+	"github.com/karpgate/karpgate/internal/manifest"
+	"github.com/karpgate/karpgate/internal/testenv"
+)
+
+// rendering is one way an operator turns manifests/ into objects.
+type rendering struct {
+	name string
+	// namespace karpgate runs in; created first when the rendering does not
+	// carry it (Helm installs into an existing namespace).
+	namespace string
+	args      func(kubectl, helm, root string) []string
+	// ca says where the webhooks' CA comes from: "cert-manager" (injected),
+	// "values" (the caBundle value) or "" (the operator patches it in).
+	ca   string
+	want expectations
+}
+
+// expectations are the values a rendering must carry.
+type expectations struct {
+	objects                        int
+	replicas                       int32
+	validating, mutating           string // failure policies
+	validateTimeout, mutateTimeout int32
+	args                           []string // serve arguments beyond the fixed ones
+}
+
+var defaults = expectations{replicas: 2, validating: "Fail", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 10,
+	args: []string{"--controller=true"}}
+
+var renderings = []rendering{
+	{name: "kustomize base", namespace: deploy.Namespace, want: withObjects(defaults, 12), args: func(kubectl, _, root string) []string {
+		return []string{kubectl, "kustomize", filepath.Join(root, "manifests", "base")}
+	}},
+	{name: "kustomize cert-manager overlay", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 19), args: func(kubectl, _, root string) []string {
+		return []string{kubectl, "kustomize", filepath.Join(root, "manifests", "overlays", "cert-manager")}
+	}},
+	{name: "helm default values", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 15), args: func(_, helm, root string) []string {
+		return []string{helm, "template", "karpgate", filepath.Join(root, "manifests", "charts", "karpgate"), "--namespace", deploy.Namespace}
+	}},
+}
+
+func withObjects(e expectations, n int) expectations {
+	e.objects = n
+	return e
+}
+
+// helmVariant is the chart with every value changed that has a template
+// branch, in a namespace of its own.
+var helmVariant = rendering{name: "helm without cert-manager", namespace: "platform", ca: "values", want: expectations{
+	objects: 10, replicas: 1, validating: "Ignore", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 3,
+	args: []string{"--controller=false", "--environment=production"},
+}, args: func(_, helm, root string) []string {
+	return []string{helm, "template", "karpgate", filepath.Join(root, "manifests", "charts", "karpgate"), "--namespace", "platform",
+		"--set", "certManager.enabled=false", "--set", "caBundle=" + testCABundle,
+		"--set", "controller.enabled=false", "--set", "environment=production", "--set", "replicas=1",
+		"--set", "webhooks.validating.failurePolicy=Ignore", "--set", "webhooks.mutating.timeoutSeconds=3"}
+}}
+
+// testCABundle is base64 of a PEM header: the API server does not parse it
+// until it calls the webhook.
+const testCABundle = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="
+
+// TestInstallManifests renders every shipped form of the install, checks
+// what it promises (pod security, RBAC, webhook scope) and applies it with
+// server-side apply to one real API server carrying Karpenter v1.0.8's and
+// cert-manager v1.21.2's CRDs; then it checks the failure policies the
+// install guide describes, and its recovery steps, against that server.
+// The subtests run in order and build on each other's objects.
+func TestInstallManifests(t *testing.T) {
+	root, err := crdsource.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	helm := helmBinary(t, root)
+	env := testenv.Start(t, testenv.CRDs(t, crdsource.KarpenterV1_0_8, crdsource.CertManagerV1_21_2), testenv.WebhooksResolveEndpoints())
+	kubectl := filepath.Join(env.AssetsDir, "kubectl")
+
+	// Stored before any webhook exists, so conversion has something to do.
+	kubectlOK(t, env, nil, "apply", "-f", "../testdata/install/ec2nodeclass.yaml", "-f", "../testdata/install/nodepool.yaml")
+
+	rendered := map[string][]*manifest.Object{}
+	for _, r := range append(renderings, helmVariant) {
+		t.Run("render and check/"+r.name, func(t *testing.T) {
+			out := run(t, r.args(kubectl, helm, root)...)
+			objs := parseObjects(t, r.name, out)
+			rendered[r.name] = objs
+			checkPod(t, objs, r.namespace, r.want)
+			checkRBAC(t, objs, r.namespace)
+			checkWebhooks(t, objs, r.namespace, r.ca, r.want)
+		})
+	}
+	for _, r := range renderings {
+		t.Run("apply/"+r.name, func(t *testing.T) {
+			applyRendering(t, env, r, kubectl, helm, root)
+		})
+	}
+
+	t.Run("helm default values equal the cert-manager overlay", func(t *testing.T) {
+		overlay := byRef(rendered["kustomize cert-manager overlay"], func(o *manifest.Object) bool {
+			// Helm users create the namespace; the CRD patch is in NOTES.txt.
+			return o.Kind() != "Namespace" && o.Kind() != "CustomResourceDefinition"
+		})
+		chart := byRef(rendered["helm default values"], func(*manifest.Object) bool { return true })
+		if got, want := sortedKeys(chart), sortedKeys(overlay); !reflect.DeepEqual(got, want) {
+			t.Fatalf("helm renders %v\nthe overlay has %v", got, want)
+		}
+		for ref, o := range overlay {
+			if !reflect.DeepEqual(chart[ref].Content, o.Content) {
+				t.Errorf("%s differs between helm template and kubectl kustomize:\nhelm:    %v\noverlay: %v", ref, chart[ref].Content, o.Content)
+			}
+		}
+	})
+
+	t.Run("CRD conversion patch", func(t *testing.T) {
+		for _, crd := range []string{"nodepools.karpenter.sh", "nodeclaims.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws"} {
+			got := kubectlOK(t, env, nil, "get", "crd", crd, "-o",
+				`jsonpath={.spec.conversion.webhook.clientConfig.service.namespace}/{.spec.conversion.webhook.clientConfig.service.name}:{.spec.conversion.webhook.clientConfig.service.port}{.spec.conversion.webhook.clientConfig.service.path} {.metadata.annotations.cert-manager\.io/inject-ca-from} {.spec.versions[*].name}`)
+			// The patch moved only the conversion: the versions Karpenter
+			// serves are untouched.
+			if want := "karpgate/karpgate:443/convert karpgate/karpgate-serving v1 v1beta1"; got != want {
+				t.Errorf("%s: got %q, want %q", crd, got, want)
+			}
+		}
+	})
+
+	t.Run("pod security admission accepts the pod and only it", func(t *testing.T) {
+		checkPodSecurityAdmission(t, env, rendered["kustomize cert-manager overlay"])
+	})
+
+	t.Run("service account permissions", func(t *testing.T) {
+		checkServiceAccountAccess(t, env, deploy.Namespace)
+	})
+
+	t.Run("failure policies and recovery", func(t *testing.T) {
+		checkFailurePolicies(t, env)
+	})
+
+	t.Run("apply/"+helmVariant.name, func(t *testing.T) {
+		applyRendering(t, env, helmVariant, kubectl, helm, root)
+		checkServiceAccountAccess(t, env, helmVariant.namespace)
+	})
+}
+
+func applyRendering(t *testing.T, env *testenv.Env, r rendering, kubectl, helm, root string) {
+	t.Helper()
+	if r.namespace != deploy.Namespace {
+		kubectlOK(t, env, nil, "create", "namespace", r.namespace)
+	}
+	out := run(t, r.args(kubectl, helm, root)...)
+	res := env.Kubectl(out, "apply", "--server-side", "--field-manager=karpgate", "--force-conflicts", "-f", "-")
+	if res.ExitCode != 0 {
+		t.Fatalf("server-side apply of %s: exit %d\n%s\n%s", r.name, res.ExitCode, res.Stdout, res.Stderr)
+	}
+	// The namespace enforces and warns on the restricted profile: any
+	// warning here means the Deployment's pod template would be refused.
+	if strings.Contains(res.Stderr, "PodSecurity") {
+		t.Errorf("%s: pod security warning on apply:\n%s", r.name, res.Stderr)
+	}
+	// Every object is there to read back.
+	names := strings.Fields(kubectlOK(t, env, out, "get", "-f", "-", "-o", "name"))
+	if rendered := len(parseObjects(t, r.name, out)); rendered != r.want.objects || len(names) != rendered {
+		t.Errorf("%s: %d objects rendered (want %d), %d read back: %v", r.name, rendered, r.want.objects, len(names), names)
+	}
+}
+
+func helmBinary(t *testing.T, root string) string {
+	t.Helper()
+	if h := os.Getenv("KARPGATE_HELM"); h != "" {
+		return h
+	}
+	found, _ := filepath.Glob(filepath.Join(root, "bin", "helm", "*", "helm"))
+	if len(found) == 0 {
+		t.Fatalf("no helm under %s/bin/helm: run `make helm` (make test builds it)", root)
+	}
+	sort.Strings(found)
+	return found[len(found)-1]
+}
+
+func run(t *testing.T, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.Bytes()
+}
+
+func parseObjects(t *testing.T, name string, data []byte) []*manifest.Object {
+	t.Helper()
+	var objs []*manifest.Object
+	err := manifest.ParseStream(name, bytes.NewReader(data), func(d *manifest.Document) error {
+		objs = append(objs, d.Objects...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+func byRef(objs []*manifest.Object, keep func(*manifest.Object) bool) map[string]*manifest.Object {
+	out := map[string]*manifest.Object{}
+	for _, o := range objs {
+		if keep(o) {
+			out[o.APIVersion()+" "+o.Kind()+" "+o.Namespace()+"/"+o.Name()] = o
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
