@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,7 +48,7 @@ var renderings = []rendering{
 	{name: "kustomize base", namespace: deploy.Namespace, want: withObjects(defaults, 12), args: func(kubectl, _, root string) []string {
 		return []string{kubectl, "kustomize", filepath.Join(root, "manifests", "base")}
 	}},
-	{name: "kustomize cert-manager overlay", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 19), args: func(kubectl, _, root string) []string {
+	{name: "kustomize cert-manager overlay", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 16), args: func(kubectl, _, root string) []string {
 		return []string{kubectl, "kustomize", filepath.Join(root, "manifests", "overlays", "cert-manager")}
 	}},
 	{name: "helm default values", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 15), args: func(_, helm, root string) []string {
@@ -76,12 +77,16 @@ var helmVariant = rendering{name: "helm without cert-manager", namespace: "platf
 // until it calls the webhook.
 const testCABundle = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="
 
+// karpenterCRDs are the CRDs the conversion patch points at karpgate.
+var karpenterCRDs = []string{"nodepools.karpenter.sh", "nodeclaims.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws"}
+
 // TestInstallManifests renders every shipped form of the install, checks
 // what it promises (pod security, RBAC, webhook scope) and applies it with
 // server-side apply to one real API server carrying Karpenter v1.0.8's and
-// cert-manager v1.21.2's CRDs; then it checks the failure policies the
-// install guide describes, and its recovery steps, against that server.
-// The subtests run in order and build on each other's objects.
+// cert-manager v1.21.2's CRDs. It runs docs/install.md's commands against
+// the same server, and checks the failure policies that guide describes,
+// and its recovery steps. The subtests run in order and build on each
+// other's objects.
 func TestInstallManifests(t *testing.T) {
 	root, err := crdsource.RepoRoot()
 	if err != nil {
@@ -90,9 +95,11 @@ func TestInstallManifests(t *testing.T) {
 	helm := helmBinary(t, root)
 	env := testenv.Start(t, testenv.CRDs(t, crdsource.KarpenterV1_0_8, crdsource.CertManagerV1_21_2), testenv.WebhooksResolveEndpoints())
 	kubectl := filepath.Join(env.AssetsDir, "kubectl")
+	g := newGuide(t, env, root, helm)
 
 	// Stored before any webhook exists, so conversion has something to do.
 	kubectlOK(t, env, nil, "apply", "-f", "../testdata/install/ec2nodeclass.yaml", "-f", "../testdata/install/nodepool.yaml")
+	karpenterService := conversionService(t, env, karpenterCRDs[0])
 
 	rendered := map[string][]*manifest.Object{}
 	for _, r := range append(renderings, helmVariant) {
@@ -105,17 +112,55 @@ func TestInstallManifests(t *testing.T) {
 			checkWebhooks(t, objs, r.namespace, r.ca, r.want)
 		})
 	}
-	for _, r := range renderings {
+
+	t.Run("guide/helm install and uninstall", func(t *testing.T) {
+		notes := g.run(t, "helm-install")
+		kubectlOK(t, env, nil, "-n", deploy.Namespace, "get", "deployment", deploy.Name)
+		if !containsAll(notes, "kubectl apply --server-side --field-manager=karpgate --force-conflicts", "name: nodepools.karpenter.sh", "namespace: \"karpgate\"") {
+			t.Errorf("the install notes lack the CRD patch for namespace karpgate:\n%s", notes)
+		}
+		g.run(t, "helm-uninstall")
+		if res := env.Kubectl(nil, "-n", deploy.Namespace, "get", "deployment", deploy.Name); res.ExitCode == 0 {
+			t.Error("helm uninstall left the Deployment")
+		}
+	})
+
+	t.Run("apply/"+renderings[0].name, func(t *testing.T) {
+		applyRendering(t, env, renderings[0], kubectl, helm, root)
+	})
+
+	t.Run("guide/kustomize install", func(t *testing.T) {
+		g.run(t, "kustomize-install")
+		kubectlOK(t, env, nil, "-n", deploy.Namespace, "get", "certificate.cert-manager.io/karpgate-serving", "issuer.cert-manager.io/karpgate-ca")
+		// The overlay alone leaves Karpenter's CRDs alone.
+		for _, crd := range karpenterCRDs {
+			if got := conversionService(t, env, crd); got != karpenterService {
+				t.Errorf("%s: conversion points at %s after the overlay, want Karpenter's %s", crd, got, karpenterService)
+			}
+		}
+	})
+
+	for _, r := range renderings[1:] {
 		t.Run("apply/"+r.name, func(t *testing.T) {
 			applyRendering(t, env, r, kubectl, helm, root)
 		})
 	}
 
+	t.Run("guide/kustomize conversion", func(t *testing.T) {
+		g.run(t, "kustomize-conversion")
+		for _, crd := range karpenterCRDs {
+			got := kubectlOK(t, env, nil, "get", "crd", crd, "-o",
+				`jsonpath={.spec.conversion.webhook.clientConfig.service.namespace}/{.spec.conversion.webhook.clientConfig.service.name}:{.spec.conversion.webhook.clientConfig.service.port}{.spec.conversion.webhook.clientConfig.service.path} {.metadata.annotations.cert-manager\.io/inject-ca-from} {.spec.versions[*].name}`)
+			// The patch moved only the conversion: the versions Karpenter
+			// serves are untouched.
+			if want := "karpgate/karpgate:443/convert karpgate/karpgate-serving v1 v1beta1"; got != want {
+				t.Errorf("%s: got %q, want %q", crd, got, want)
+			}
+		}
+	})
+
 	t.Run("helm default values equal the cert-manager overlay", func(t *testing.T) {
-		overlay := byRef(rendered["kustomize cert-manager overlay"], func(o *manifest.Object) bool {
-			// Helm users create the namespace; the CRD patch is in NOTES.txt.
-			return o.Kind() != "Namespace" && o.Kind() != "CustomResourceDefinition"
-		})
+		overlay := byRef(rendered["kustomize cert-manager overlay"], func(o *manifest.Object) bool { return o.Kind() != "Namespace" })
 		chart := byRef(rendered["helm default values"], func(*manifest.Object) bool { return true })
 		if got, want := sortedKeys(chart), sortedKeys(overlay); !reflect.DeepEqual(got, want) {
 			t.Fatalf("helm renders %v\nthe overlay has %v", got, want)
@@ -123,18 +168,6 @@ func TestInstallManifests(t *testing.T) {
 		for ref, o := range overlay {
 			if !reflect.DeepEqual(chart[ref].Content, o.Content) {
 				t.Errorf("%s differs between helm template and kubectl kustomize:\nhelm:    %v\noverlay: %v", ref, chart[ref].Content, o.Content)
-			}
-		}
-	})
-
-	t.Run("CRD conversion patch", func(t *testing.T) {
-		for _, crd := range []string{"nodepools.karpenter.sh", "nodeclaims.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws"} {
-			got := kubectlOK(t, env, nil, "get", "crd", crd, "-o",
-				`jsonpath={.spec.conversion.webhook.clientConfig.service.namespace}/{.spec.conversion.webhook.clientConfig.service.name}:{.spec.conversion.webhook.clientConfig.service.port}{.spec.conversion.webhook.clientConfig.service.path} {.metadata.annotations.cert-manager\.io/inject-ca-from} {.spec.versions[*].name}`)
-			// The patch moved only the conversion: the versions Karpenter
-			// serves are untouched.
-			if want := "karpgate/karpgate:443/convert karpgate/karpgate-serving v1 v1beta1"; got != want {
-				t.Errorf("%s: got %q, want %q", crd, got, want)
 			}
 		}
 	})
@@ -151,10 +184,38 @@ func TestInstallManifests(t *testing.T) {
 		checkFailurePolicies(t, env)
 	})
 
+	t.Run("guide/own CA", func(t *testing.T) {
+		g.run(t, "own-ca")
+		secretType := kubectlOK(t, env, nil, "-n", deploy.Namespace, "get", "secret", deploy.CertSecretName, "-o", "jsonpath={.type}")
+		bundle := kubectlOK(t, env, nil, "get", "validatingwebhookconfiguration", deploy.WebhookConfigurationName, "-o", "jsonpath={.webhooks[0].clientConfig.caBundle}")
+		ca, err := os.ReadFile(filepath.Join(g.dir, "ca.crt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if secretType != "kubernetes.io/tls" || bundle != base64.StdEncoding.EncodeToString(ca) {
+			t.Errorf("Secret %s of type %q, caBundle %.20q...; want kubernetes.io/tls and the CA", deploy.CertSecretName, secretType, bundle)
+		}
+	})
+
 	t.Run("apply/"+helmVariant.name, func(t *testing.T) {
 		applyRendering(t, env, helmVariant, kubectl, helm, root)
 		checkServiceAccountAccess(t, env, helmVariant.namespace)
 	})
+
+	t.Run("guide/kustomize uninstall", func(t *testing.T) {
+		stop := finalizeNamespaceWhenDeleted(env, deploy.Namespace)
+		defer stop()
+		g.run(t, "kustomize-uninstall")
+		if res := env.Kubectl(nil, "get", "clusterrole", deploy.Name); res.ExitCode == 0 {
+			t.Error("the uninstall left ClusterRole karpgate")
+		}
+		// Karpenter's CRDs, and so its objects, survive karpgate's removal.
+		kubectlOK(t, env, nil, "get", "nodepools.v1.karpenter.sh", "stored", "new")
+	})
+
+	if unrun := g.unrun(); len(unrun) > 0 {
+		t.Errorf("docs/install.md blocks no subtest runs: %v", unrun)
+	}
 }
 
 func applyRendering(t *testing.T, env *testenv.Env, r rendering, kubectl, helm, root string) {

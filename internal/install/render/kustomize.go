@@ -15,6 +15,8 @@ type kustomization struct {
 	Kind       string   `yaml:"kind"`
 	Resources  []string `yaml:"resources"`
 	Patches    []patch  `yaml:"patches,omitempty"`
+	// note is a comment above resources.
+	note string
 }
 
 type patch struct {
@@ -57,21 +59,31 @@ func Kustomize(opts install.Options) (Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	conversion, err := addPartials(tree, overlay, install.ConversionPatches(cmOpts))
-	if err != nil {
+	// Written next to the overlay, not listed in it: see conversionNote.
+	if _, err := addPartials(tree, overlay, install.ConversionPatches(cmOpts)); err != nil {
 		return nil, err
 	}
-	resources = append(append([]string{"../../base"}, resources...), conversion...)
+	resources = append([]string{"../../base"}, resources...)
 	injection, err := addPartials(tree, overlay, install.CAInjectionPatches(cmOpts))
 	if err != nil {
 		return nil, err
 	}
-	k := kustomization{Resources: resources}
+	k := kustomization{Resources: resources, note: conversionNote}
 	for _, f := range injection {
 		k.Patches = append(k.Patches, patch{Path: f})
 	}
 	return tree, addKustomization(tree, overlay, k)
 }
+
+// conversionNote heads the overlay's resources. Listing the CRD patch there
+// would make `kubectl delete -k` (or a GitOps tool pruning the overlay)
+// delete Karpenter's CRDs, and with them every NodePool and NodeClaim.
+const conversionNote = `customresourcedefinition.yaml is deliberately not a resource here: it patches
+Karpenter's CRDs, and ` + "`kubectl delete -k`" + ` of this folder must never delete them
+(that deletes every NodePool and NodeClaim). Apply it on its own, after
+karpgate is ready (docs/install.md):
+  kubectl apply --server-side --field-manager=karpgate --force-conflicts \
+    -f customresourcedefinition.yaml`
 
 // addByKind writes objects into one file per kind under dir, in order of
 // first appearance, and returns the file names.
@@ -125,6 +137,9 @@ func addKustomization(tree Tree, dir string, k kustomization) error {
 	var n yaml.Node
 	if err := n.Encode(k); err != nil {
 		return err
+	}
+	if key, _, err := find(&n, []string{"resources"}); err == nil && k.note != "" {
+		key.HeadComment = k.note
 	}
 	return addDocuments(tree, join(dir, "kustomization.yaml"), []*yaml.Node{&n})
 }
