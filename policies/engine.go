@@ -89,12 +89,17 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	return e, nil
 }
 
-// compile compiles modules with karpgate's restricted capabilities.
-func compile(modules map[string]*ast.Module) (*ast.Compiler, error) {
-	c := ast.NewCompiler().
+// newCompiler is a compiler with karpgate's restricted capabilities.
+func newCompiler() *ast.Compiler {
+	return ast.NewCompiler().
 		WithCapabilities(capabilities()).
 		WithDefaultRegoVersion(ast.RegoV1).
 		WithEnablePrintStatements(true)
+}
+
+// compile compiles modules with karpgate's restricted capabilities.
+func compile(modules map[string]*ast.Module) (*ast.Compiler, error) {
+	c := newCompiler()
 	if c.Compile(modules); c.Failed() {
 		return nil, explainCompileErrors(c.Errors)
 	}
