@@ -1,0 +1,98 @@
+package budget
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/karpgate/karpgate/internal/karpenter"
+)
+
+// Reason is a voluntary disruption reason a v1 budget can name.
+type Reason string
+
+// The reasons, spelled as the v1 API spells them (case matters).
+const (
+	Underutilized Reason = karpenter.ReasonUnderutilized
+	Empty         Reason = karpenter.ReasonEmpty
+	Drifted       Reason = karpenter.ReasonDrifted
+)
+
+// Reasons lists every reason in Karpenter's order.
+var Reasons = []Reason{Underutilized, Empty, Drifted}
+
+// DefaultNodes is the CRD default of a budget's nodes, and of the single
+// budget a NodePool gets when it writes none.
+const DefaultNodes = "10%"
+
+// MaxBudgets is the CRD's maxItems for spec.disruption.budgets.
+const MaxBudgets = 50
+
+// Budget is one entry of spec.disruption.budgets as written: strings are kept
+// unparsed so that validation can quote exactly what the user wrote.
+type Budget struct {
+	// Index is the budget's position in spec.disruption.budgets.
+	Index int
+	Nodes string
+	// Schedule and Duration are nil when the field is absent.
+	Schedule, Duration *string
+	// Reasons nil means all three reasons; empty but not nil means none.
+	Reasons []string
+	// Defaulted marks the budget the CRD supplies when none is written.
+	Defaulted bool
+}
+
+// Path is the budget's field path, such as "spec.disruption.budgets[1]".
+func (b Budget) Path() string { return budgetsPath + "[" + strconv.Itoa(b.Index) + "]" }
+
+// Name describes the budget for people: `budgets[1] (nodes "0", 0 9 * * mon-fri for 8h, Drifted)`.
+func (b Budget) Name() string {
+	if b.Defaulted {
+		return fmt.Sprintf("default budget (nodes %q)", b.Nodes)
+	}
+	s := fmt.Sprintf("budgets[%d] (nodes %q", b.Index, b.Nodes)
+	switch {
+	case b.Schedule != nil && b.Duration != nil:
+		s += fmt.Sprintf(", %q for %s", *b.Schedule, *b.Duration)
+	case b.Schedule != nil:
+		s += fmt.Sprintf(", %q without duration", *b.Schedule)
+	case b.Duration != nil:
+		s += fmt.Sprintf(", duration %s without schedule", *b.Duration)
+	}
+	switch {
+	case b.Reasons == nil:
+	case len(b.Reasons) == 0:
+		s += ", no reasons"
+	default:
+		for i, r := range b.Reasons {
+			if i == 0 {
+				s += ", " + r
+			} else {
+				s += "+" + r
+			}
+		}
+	}
+	return s + ")"
+}
+
+// appliesTo reports whether the budget restricts reason r. The match is
+// exact, as Karpenter's is: "drifted" covers nothing.
+func (b Budget) appliesTo(r Reason) bool {
+	if b.Reasons == nil {
+		return true
+	}
+	for _, name := range b.Reasons {
+		if name == string(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// DefaultBudgets is what the API server writes when spec.disruption.budgets
+// is absent or null.
+func DefaultBudgets() []Budget {
+	return []Budget{{Index: 0, Nodes: DefaultNodes, Defaulted: true}}
+}
+
+// Ptr returns a pointer to s, for building budgets in code and tests.
+func Ptr(s string) *string { return &s }

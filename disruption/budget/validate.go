@@ -1,0 +1,139 @@
+package budget
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Effect says what happens to a NodePool carrying a problem.
+type Effect string
+
+const (
+	// RejectedByAPIServer: the CRD schema or its CEL rule refuses the object,
+	// so it never reaches Karpenter.
+	RejectedByAPIServer Effect = "rejected"
+	// BlocksEveryReason: the API server stores the object and Karpenter then
+	// allows zero voluntary disruptions of the NodePool, for every reason.
+	BlocksEveryReason Effect = "blocks"
+)
+
+// FieldError is one problem with a budget, located by field path.
+type FieldError struct {
+	Path    string // spec.disruption.budgets[1].schedule
+	Value   string // the value as written
+	Problem string // what is wrong, with the parser's own text where there is one
+	Fix     string // what to write instead; "" when unknown
+	Effect  Effect
+}
+
+func (e FieldError) Error() string {
+	s := e.Path + ": " + e.Problem
+	if e.Fix != "" {
+		s += "; use " + e.Fix
+	}
+	return s
+}
+
+var nodesCRDPattern = regexp.MustCompile(`^((100|[0-9]{1,2})%|[0-9]+)$`)
+
+// Validate checks budgets against the CRD (patterns, enum, CEL, maxItems)
+// and against Karpenter's cron parser, which the CRD's loose pattern lets
+// through. Problems come in field order.
+func Validate(budgets []Budget) []FieldError {
+	var errs []FieldError
+	if len(budgets) > MaxBudgets {
+		errs = append(errs, FieldError{Path: budgetsPath, Value: fmt.Sprint(len(budgets)),
+			Problem: fmt.Sprintf("%d budgets; the CRD allows at most %d", len(budgets), MaxBudgets),
+			Effect:  RejectedByAPIServer})
+	}
+	for _, b := range budgets {
+		errs = append(errs, b.Validate()...)
+	}
+	return errs
+}
+
+// Validate checks one budget; see the package-level Validate.
+func (b Budget) Validate() []FieldError {
+	var errs []FieldError
+	path := b.Path()
+	if !nodesCRDPattern.MatchString(b.Nodes) {
+		errs = append(errs, FieldError{Path: path + ".nodes", Value: b.Nodes,
+			Problem: fmt.Sprintf("%q is not a node count; write a whole number (\"5\") or a percentage from 0%% to 100%% (\"10%%\")", b.Nodes),
+			Fix:     nodesFix(b.Nodes), Effect: RejectedByAPIServer})
+	}
+	if b.Schedule != nil {
+		errs = append(errs, scheduleErrors(path+".schedule", *b.Schedule)...)
+	}
+	if b.Duration != nil {
+		if _, err := ParseDuration(*b.Duration); err != nil {
+			errs = append(errs, FieldError{Path: path + ".duration", Value: *b.Duration,
+				Problem: err.Error(), Effect: RejectedByAPIServer})
+		}
+	}
+	switch {
+	case b.Schedule != nil && b.Duration == nil:
+		errs = append(errs, FieldError{Path: path + ".duration", Problem: "schedule is set without duration; the CRD requires both or neither (how long should each window last?)", Effect: RejectedByAPIServer})
+	case b.Schedule == nil && b.Duration != nil:
+		errs = append(errs, FieldError{Path: path + ".schedule", Problem: "duration is set without schedule; the CRD requires both or neither (remove duration for an always-active budget)", Effect: RejectedByAPIServer})
+	}
+	for i, r := range b.Reasons {
+		if reasonKnown(r) {
+			continue
+		}
+		errs = append(errs, FieldError{Path: fmt.Sprintf("%s.reasons[%d]", path, i), Value: r,
+			Problem: fmt.Sprintf("%q is not a disruption reason; the reasons are Underutilized, Empty and Drifted (case matters)", r),
+			Fix:     reasonFix(r), Effect: RejectedByAPIServer})
+	}
+	return errs
+}
+
+func scheduleErrors(path, expr string) []FieldError {
+	_, err := ParseSchedule(expr)
+	if err == nil {
+		return nil
+	}
+	fe := FieldError{Path: path, Value: expr, Effect: BlocksEveryReason}
+	if fix := ScheduleFix(expr); fix != "" {
+		fe.Fix = fmt.Sprintf("%q", fix)
+	}
+	if ScheduleAcceptedByAPIServer(expr) {
+		fe.Problem = fmt.Sprintf("%q is not a valid cron: %v; the API server accepts it, then Karpenter allows zero voluntary disruptions of this NodePool for every reason", expr, err)
+	} else {
+		fe.Effect = RejectedByAPIServer
+		fe.Problem = fmt.Sprintf("%q is not a valid cron: %v; the API server rejects it (five fields or one of @yearly, @monthly, @weekly, @daily, @hourly)", expr, err)
+	}
+	return []FieldError{fe}
+}
+
+func reasonKnown(r string) bool {
+	for _, known := range Reasons {
+		if string(known) == r {
+			return true
+		}
+	}
+	return false
+}
+
+// reasonFix spells a reason that differs from a real one only by case.
+func reasonFix(r string) string {
+	for _, known := range Reasons {
+		if strings.EqualFold(string(known), r) {
+			return fmt.Sprintf("%q", known)
+		}
+	}
+	return ""
+}
+
+// nodesFix suggests a node count for a common near miss, or "".
+func nodesFix(nodes string) string {
+	trimmed := strings.TrimSpace(nodes)
+	if trimmed != nodes && nodesCRDPattern.MatchString(trimmed) {
+		return fmt.Sprintf("%q", trimmed)
+	}
+	if pct, err := strconv.Atoi(strings.TrimSuffix(trimmed, "%")); err == nil && strings.HasSuffix(trimmed, "%") && pct > 100 {
+		return `"100%"`
+	}
+	return ""
+}
