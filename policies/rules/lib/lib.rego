@@ -73,3 +73,21 @@ legacy_kubelet(pool) := pool.spec.template.spec.kubelet if {
 legacy_kubelet_path(pool) := "spec.template.spec.kubelet" if {
 	endswith(pool.apiVersion, "/v1beta1")
 } else := annotation_path("compatibility.karpenter.sh/v1beta1-kubelet-conversion")
+
+# --- Disruption budgets -------------------------------------------------------
+
+# The problems of the object's budgets of one kind (schedule, duration,
+# pairing, reasons, nodes, list), from karpgate.budgets.problems.
+budget_problems(kind) := [p |
+	some p in karpgate.budgets.problems(input.object)
+	p.kind == kind
+]
+
+budget_violation(p) := {"msg": p.message, "path": p.path, "fix": sprintf("Use %s.", [p.fix])} if {
+	p.fix != ""
+} else := {"msg": p.message, "path": p.path}
+
+# What the budgets mean around the evaluation time; see karpgate.budgets.analyze.
+budget_analysis := karpgate.budgets.analyze(input.object, time.now_ns())
+
+budget_path(i) := sprintf("spec.disruption.budgets[%d]", [i])

@@ -20,7 +20,7 @@ violation contains {
 } if {
 	lib.is_v1
 	is_object(lib.node_class_ref)
-	missing := [field | some field in ["group", "kind"]; not is_string(lib.node_class_ref[field])]
+	missing := [field | some field in ["group", "kind"]; not is_string(object.get(lib.node_class_ref, field, null))]
 	count(missing) > 0
 }
 
