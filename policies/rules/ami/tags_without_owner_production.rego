@@ -12,7 +12,7 @@
 package karpgate.rules.ami_tags_without_owner_production
 
 violation contains {
-	"msg": sprintf("AMI selector term %d selects by tags %v without owner: any visible AMI with those tags, from any account and of any age, can be chosen", [i, object.keys(term.tags)]),
+	"msg": sprintf("AMI selector term %d selects by tags (%s) without owner: any visible AMI with those tags, from any account and of any age, can be chosen", [i, concat(", ", sort(object.keys(term.tags)))]),
 	"path": sprintf("spec.amiSelectorTerms[%d].tags", [i]),
 } if {
 	input.production

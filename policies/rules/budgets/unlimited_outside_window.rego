@@ -16,11 +16,11 @@ package karpgate.rules.budget_unlimited_outside_window
 import data.karpgate.lib
 
 violation contains {
-	"msg": sprintf("%s disruptions are unlimited whenever no budget covering them is active, %s", [concat(" and ", reasons), when]),
+	"msg": sprintf("%s disruptions are unlimited whenever no budget covering them is active, %s", [lib.and_list(reasons), when]),
 	"path": lib.budget_path(first),
 } if {
 	analysis := lib.budget_analysis
 	some when in {r.unlimited | some r in analysis.reasons; r.unlimited != ""}
-	reasons := sort([reason | some reason, r in analysis.reasons; r.unlimited == when])
+	reasons := [reason | some reason in lib.reasons; analysis.reasons[reason].unlimited == when]
 	first := min({i | some reason in reasons; some i in analysis.reasons[reason].scheduled})
 }

@@ -91,3 +91,11 @@ budget_violation(p) := {"msg": p.message, "path": p.path, "fix": sprintf("Use %s
 budget_analysis := karpgate.budgets.analyze(input.object, time.now_ns())
 
 budget_path(i) := sprintf("spec.disruption.budgets[%d]", [i])
+
+# Disruption reasons in Karpenter's order.
+reasons := ["Underutilized", "Empty", "Drifted"]
+
+# "a", "a and b", "a, b and c".
+and_list(xs) := xs[0] if count(xs) == 1
+
+and_list(xs) := concat(" and ", [concat(", ", array.slice(xs, 0, count(xs) - 1)), xs[count(xs) - 1]]) if count(xs) > 1
