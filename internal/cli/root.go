@@ -51,6 +51,8 @@ admission webhook), and explains what disruption budgets allow.`,
 	root.SetOut(s.out)
 	root.SetErr(s.err)
 	root.AddCommand(newVersionCommand(s))
+	root.AddCommand(newLintCommand(s))
+	root.AddCommand(newVerifyCommand(s))
 	return root
 }
 
