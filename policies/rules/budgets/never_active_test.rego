@@ -14,3 +14,7 @@ test_zero_duration if {
 test_rare_but_real_window_passes if {
 	count(check([{"nodes": "0", "schedule": "0 0 1 1 *", "duration": "1h"}])) == 0
 }
+
+test_missing_duration_is_left_to_kg203 if {
+	count(check([{"nodes": "0", "schedule": "@daily"}])) == 0
+}

@@ -15,7 +15,7 @@ package karpgate.rules.shared_node_class_kubelet
 import data.karpgate.lib
 
 violation contains {
-	"msg": sprintf("NodePools %s share EC2NodeClass %q with this NodePool but have different kubelet settings; in v1 one EC2NodeClass holds one kubelet configuration", [concat(", ", sort(others)), class]),
+	"msg": sprintf("%s EC2NodeClass %q with this NodePool but %s different kubelet settings; in v1 one EC2NodeClass holds one kubelet configuration", [sharers(others), class, have(others)]),
 	"path": lib.legacy_kubelet_path(input.object),
 } if {
 	class := lib.node_class_ref.name
@@ -28,3 +28,11 @@ violation contains {
 	}
 	count(others) > 0
 }
+
+sharers(others) := sprintf("NodePool %s shares", [concat("", others)]) if count(others) == 1
+
+sharers(others) := sprintf("NodePools %s share", [lib.and_list(sort(others))]) if count(others) > 1
+
+have(others) := "has" if count(others) == 1
+
+have(others) := "have" if count(others) > 1

@@ -25,9 +25,11 @@ test_different_kubelet_blocks if {
 	v := violation with input as {"object": a, "inventory": inventory([a, b, c])}
 	testlib.paths(v) == {"metadata.annotations[compatibility.karpenter.sh/v1beta1-kubelet-conversion]"}
 	some f in v
-	startswith(f.msg, `NodePools b share EC2NodeClass "default"`)
+	startswith(f.msg, `NodePool b shares EC2NodeClass "default" with this NodePool but has different`)
 	vb := violation with input as {"object": b, "inventory": inventory([a, b, c])}
 	testlib.paths(vb) == {"spec.template.spec.kubelet"}
+	some fb in vb
+	startswith(fb.msg, `NodePools a and c share EC2NodeClass "default" with this NodePool but have different`)
 }
 
 test_same_kubelet_passes if {
