@@ -1,6 +1,10 @@
 package lint
 
 import (
+	"cmp"
+	"slices"
+	"strings"
+
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/manifest"
 	"github.com/karpgate/karpgate/policies"
@@ -96,25 +100,37 @@ func (r *Report) ExitCode(failOnWarn bool) int {
 	}
 }
 
-// Findings returns every active finding with its object, in input order.
+// Findings returns every active finding with its object, in reading
+// order: by file as given, then line and column, then rule.
 func (r *Report) Findings() []Located {
-	var out []Located
-	for i := range r.Objects {
-		for _, f := range r.Objects[i].Findings {
-			out = append(out, Located{Object: &r.Objects[i], Finding: f})
-		}
-	}
-	return out
+	return r.located(func(o *ObjectResult) []Finding { return o.Findings })
 }
 
-// WaivedFindings returns every waived finding with its object.
+// WaivedFindings returns every waived finding with its object, in the same
+// order as Findings.
 func (r *Report) WaivedFindings() []Located {
+	return r.located(func(o *ObjectResult) []Finding { return o.Waived })
+}
+
+func (r *Report) located(of func(*ObjectResult) []Finding) []Located {
 	var out []Located
 	for i := range r.Objects {
-		for _, f := range r.Objects[i].Waived {
+		for _, f := range of(&r.Objects[i]) {
 			out = append(out, Located{Object: &r.Objects[i], Finding: f})
 		}
 	}
+	sourceIndex := make(map[string]int, len(r.Sources))
+	for i, s := range r.Sources {
+		sourceIndex[s] = i
+	}
+	slices.SortStableFunc(out, func(a, b Located) int {
+		return cmp.Or(
+			cmp.Compare(sourceIndex[a.File], sourceIndex[b.File]),
+			cmp.Compare(a.Line, b.Line),
+			cmp.Compare(a.Column, b.Column),
+			strings.Compare(a.RuleID, b.RuleID),
+		)
+	})
 	return out
 }
 

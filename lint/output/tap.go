@@ -50,12 +50,14 @@ func TAP(w io.Writer, r *lint.Report, _ Options) error {
 		if len(findings)+len(waived) == 0 {
 			continue
 		}
-		diag, err := yaml.Marshal(tapDiagnostic{Findings: findings, Waived: waived})
-		if err != nil {
+		var diag strings.Builder
+		enc := yaml.NewEncoder(&diag)
+		enc.SetIndent(2)
+		if err := enc.Encode(tapDiagnostic{Findings: findings, Waived: waived}); err != nil {
 			return err
 		}
 		fmt.Fprintln(b, "  ---")
-		for _, line := range strings.Split(strings.TrimRight(string(diag), "\n"), "\n") {
+		for _, line := range strings.Split(strings.TrimRight(diag.String(), "\n"), "\n") {
 			fmt.Fprintf(b, "  %s\n", line)
 		}
 		fmt.Fprintln(b, "  ...")
