@@ -124,7 +124,7 @@ func newStore(set *policySet, cfg *config.Config) (storage.Store, error) {
 		return nil, err
 	}
 	dispatch := map[string]any{}
-	var ids []any
+	ids := map[string]any{}
 	for _, k := range karpenter.Kinds {
 		var keys []any
 		for _, r := range set.catalog {
@@ -135,7 +135,7 @@ func newStore(set *policySet, cfg *config.Config) (storage.Store, error) {
 		dispatch[k.Kind] = keys
 	}
 	for _, r := range set.catalog {
-		ids = append(ids, r.ID)
+		ids[r.ID] = true // an object, so rules look IDs up instead of scanning
 	}
 	data := map[string]any{}
 	for k, v := range set.data {
@@ -145,7 +145,7 @@ func newStore(set *policySet, cfg *config.Config) (storage.Store, error) {
 		"config": cfgJSON,
 		"engine": map[string]any{"dispatch": dispatch, "rule_ids": ids},
 	}
-	return inmem.NewFromObjectWithOpts(data, inmem.OptRoundTripOnWrite(false)), nil
+	return inmem.NewFromObjectWithOpts(data, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true)), nil
 }
 
 func toJSONValue(v any) (any, error) {
