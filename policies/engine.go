@@ -172,6 +172,11 @@ func Handles(apiVersion, kind string) bool {
 
 // Evaluate runs every enabled rule for the object's kind in one query.
 func (e *Engine) Evaluate(ctx context.Context, req Request) (*Result, error) {
+	// OPA notices cancellation only between steps; a request whose deadline
+	// has already passed should not start.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	point := req.Point
 	if point == "" {
 		point = config.CI
