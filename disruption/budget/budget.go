@@ -3,6 +3,7 @@ package budget
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
@@ -44,34 +45,31 @@ type Budget struct {
 // Path is the budget's field path, such as "spec.disruption.budgets[1]".
 func (b Budget) Path() string { return budgetsPath + "[" + strconv.Itoa(b.Index) + "]" }
 
-// Name describes the budget for people: `budgets[1] (nodes "0", 0 9 * * mon-fri for 8h, Drifted)`.
+// Name describes the budget for people:
+// `budgets[1] (nodes "0", "0 9 * * mon-fri" for 8h, Drifted+Underutilized)`.
 func (b Budget) Name() string {
+	name := fmt.Sprintf("budgets[%d]", b.Index)
 	if b.Defaulted {
-		return fmt.Sprintf("default budget (nodes %q)", b.Nodes)
+		name = "default budget"
 	}
-	s := fmt.Sprintf("budgets[%d] (nodes %q", b.Index, b.Nodes)
+	when := "always"
 	switch {
 	case b.Schedule != nil && b.Duration != nil:
-		s += fmt.Sprintf(", %q for %s", *b.Schedule, *b.Duration)
+		when = fmt.Sprintf("%q for %s", *b.Schedule, *b.Duration)
 	case b.Schedule != nil:
-		s += fmt.Sprintf(", %q without duration", *b.Schedule)
+		when = fmt.Sprintf("%q without duration", *b.Schedule)
 	case b.Duration != nil:
-		s += fmt.Sprintf(", duration %s without schedule", *b.Duration)
+		when = fmt.Sprintf("duration %s without schedule", *b.Duration)
 	}
+	reasons := "all reasons"
 	switch {
 	case b.Reasons == nil:
 	case len(b.Reasons) == 0:
-		s += ", no reasons"
+		reasons = "no reasons"
 	default:
-		for i, r := range b.Reasons {
-			if i == 0 {
-				s += ", " + r
-			} else {
-				s += "+" + r
-			}
-		}
+		reasons = strings.Join(b.Reasons, "+")
 	}
-	return s + ")"
+	return fmt.Sprintf("%s (nodes %q, %s, %s)", name, b.Nodes, when, reasons)
 }
 
 // appliesTo reports whether the budget restricts reason r. The match is

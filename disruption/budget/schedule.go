@@ -54,16 +54,22 @@ const dayOfWeekField = 4
 // ScheduleFix returns a corrected schedule for the mistakes users make most
 // with Karpenter budgets, or "" when it knows none or expr already parses:
 // wrap-around ranges such as "sat-sun" or "fri-mon" (robfig/cron wants the
-// low end first) become lists, and 7 for Sunday becomes 0.
+// low end first) become lists, 7 for Sunday becomes 0, and a leading seconds
+// field of 0 is dropped.
 func ScheduleFix(expr string) string {
 	if _, err := ParseSchedule(expr); err == nil {
 		return ""
 	}
 	fields := strings.Fields(expr)
+	changed := false
+	if len(fields) == len(cronFields)+1 && fields[0] == "0" && !strings.ContainsAny(fields[5], "0123456789") {
+		// A leading seconds field, as Quartz and Spring write. Only dropped
+		// when day of week has no numbers: Quartz counts Sunday as 1.
+		fields, changed = fields[1:], true
+	}
 	if len(fields) != len(cronFields) {
 		return ""
 	}
-	changed := false
 	for i, f := range fields {
 		parts := strings.Split(f, ",")
 		for j, p := range parts {

@@ -87,19 +87,31 @@ func (w spanWalker) unionEnd(h, limit time.Time) time.Time {
 }
 
 // lastHitIn returns the latest hit in (after, until], or the zero time.
-// Next(a) <= until holds exactly for a before that hit, so a binary search
-// over whole seconds (cron's resolution) finds it with a few Next calls.
+// A few hits are walked one by one (the usual case: one or two hits per
+// window); beyond that, Next(a) <= until holds exactly for a before the last
+// hit, so a binary search over whole seconds (cron's resolution) finds it in
+// a few Next calls instead of one per hit.
 func (w spanWalker) lastHitIn(after, until time.Time) time.Time {
-	first := w.spec.Next(after)
-	if first.IsZero() || first.After(until) {
+	const walkedHits = 4
+	last := w.spec.Next(after)
+	if last.IsZero() || last.After(until) {
 		return time.Time{}
 	}
-	if atEnd := w.spec.Next(until.Add(-time.Second)); atEnd.Equal(until) {
-		return atEnd // back-to-back windows, the common case of long durations
+	for i := 0; i < walkedHits; i++ {
+		next := w.spec.Next(last)
+		if next.IsZero() || next.After(until) {
+			return last
+		}
+		last = next
+		if i == 0 {
+			if atEnd := w.spec.Next(until.Add(-time.Second)); atEnd.Equal(until) {
+				return atEnd // back-to-back windows, the common case of long durations
+			}
+		}
 	}
-	lo, hi := first, until // Next(lo) <= until < Next(hi)
+	lo, hi := last, until // Next(lo) <= until < Next(hi)
 	if next := w.spec.Next(lo); next.IsZero() || next.After(until) {
-		return first
+		return last
 	}
 	for hi.Sub(lo) > time.Second {
 		step := (hi.Sub(lo) / 2).Truncate(time.Second)

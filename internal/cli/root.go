@@ -53,6 +53,7 @@ admission webhook), and explains what disruption budgets allow.`,
 	root.AddCommand(newVersionCommand(s))
 	root.AddCommand(newLintCommand(s))
 	root.AddCommand(newVerifyCommand(s))
+	root.AddCommand(newBudgetsCommand(s))
 	return root
 }
 
