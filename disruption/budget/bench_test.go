@@ -2,9 +2,10 @@ package budget
 
 import (
 	"fmt"
-	"math"
 	"testing"
 	"time"
+
+	"github.com/karpgate/karpgate/internal/benchratio"
 )
 
 // benchBudgets is a realistic NodePool: the docs' business-hours example, a
@@ -57,21 +58,9 @@ func minuteScan(set *Set, from, to time.Time) int {
 	return n
 }
 
-// benchmark runs subject as the measured benchmark, then reports its time
-// relative to each baseline under the baseline's metric name.
-func benchmark(b *testing.B, subject func(), baselines map[string]func()) {
-	for b.Loop() {
-		subject()
-	}
-	b.StopTimer()
-	for name, baseline := range baselines {
-		b.ReportMetric(ratio(subject, baseline), name)
-	}
-}
-
 func BenchmarkAllowed(b *testing.B) {
 	set := CompileSet(benchBudgets(7))
-	benchmark(b, func() {
+	benchratio.Benchmark(b, func() {
 		if _, err := set.Allowed(20, 1, benchFrom); err != nil {
 			b.Fatal(err)
 		}
@@ -90,7 +79,7 @@ func benchSets() []*Set {
 // NodePools asked about now.
 func BenchmarkAllowed200NodePools(b *testing.B) {
 	sets := benchSets()
-	benchmark(b, func() {
+	benchratio.Benchmark(b, func() {
 		for _, s := range sets {
 			if _, err := s.Allowed(20, 1, benchFrom); err != nil {
 				b.Fatal(err)
@@ -113,7 +102,7 @@ func BenchmarkCompileSet(b *testing.B) {
 func BenchmarkTimelineWeek(b *testing.B) {
 	set := CompileSet(benchBudgets(7))
 	to := benchFrom.Add(7 * 24 * time.Hour)
-	benchmark(b, func() {
+	benchratio.Benchmark(b, func() {
 		if _, err := set.Timeline(20, 1, benchFrom, to); err != nil {
 			b.Fatal(err)
 		}
@@ -128,7 +117,7 @@ func BenchmarkTimelineWeek(b *testing.B) {
 func BenchmarkTimelineWeekDense(b *testing.B) {
 	set := CompileSet([]Budget{scheduled(0, "1", "*/20 * * * *", "30m")})
 	to := benchFrom.Add(7 * 24 * time.Hour)
-	benchmark(b, func() {
+	benchratio.Benchmark(b, func() {
 		if _, err := set.Timeline(20, 1, benchFrom, to); err != nil {
 			b.Fatal(err)
 		}
@@ -139,7 +128,7 @@ func BenchmarkTimelineWeekDense(b *testing.B) {
 // when each reason of 200 NodePools next changes, a week ahead.
 func BenchmarkNextChange200NodePools(b *testing.B) {
 	sets := benchSets()
-	benchmark(b, func() {
+	benchratio.Benchmark(b, func() {
 		for _, s := range sets {
 			if _, err := s.NextChange(20, 1, benchFrom, DefaultHorizon); err != nil {
 				b.Fatal(err)
@@ -150,35 +139,4 @@ func BenchmarkNextChange200NodePools(b *testing.B) {
 			nextLoop(s, benchFrom, benchFrom.Add(DefaultHorizon))
 		}
 	}})
-}
-
-// ratio compares subject with baseline in the same process: both run
-// alternately in rounds of at least 2ms, and the fastest round of each is
-// kept, so that load from other processes on a shared machine hits both
-// alike. (testing.Benchmark cannot nest inside a running benchmark.)
-func ratio(subject, baseline func()) float64 {
-	const rounds = 15
-	n, m := calibrate(subject), calibrate(baseline)
-	bestSubject, bestBaseline := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
-	for range rounds {
-		bestSubject = min(bestSubject, timeRuns(subject, n)/time.Duration(n))
-		bestBaseline = min(bestBaseline, timeRuns(baseline, m)/time.Duration(m))
-	}
-	return float64(bestSubject) / float64(bestBaseline)
-}
-
-func calibrate(f func()) int {
-	n := 1
-	for timeRuns(f, n) < 2*time.Millisecond && n < 1<<20 {
-		n *= 2
-	}
-	return n
-}
-
-func timeRuns(f func(), n int) time.Duration {
-	start := time.Now()
-	for range n {
-		f()
-	}
-	return time.Since(start)
 }

@@ -3,11 +3,12 @@ package status
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	goldenfile "github.com/karpgate/karpgate/internal/golden"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,26 +19,10 @@ import (
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
-
+// golden compares got with testdata/<name>.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	goldenfile.Assert(t, filepath.Join("testdata", name), got)
 }
 
 // fleet is a cluster with one NodePool of each kind the table shows.

@@ -56,6 +56,8 @@ admission webhook), and explains what disruption budgets allow.`,
 	root.AddCommand(newRunCommand(s))
 	root.AddCommand(newStatusCommand(s))
 	root.AddCommand(newResumeCommand(s))
+	root.AddCommand(newLintCommand(s))
+	root.AddCommand(newVerifyCommand(s))
 	root.AddCommand(newBudgetsCommand(s))
 	root.AddCommand(newManifestsCommand(s))
 	return root

@@ -1,17 +1,14 @@
 package explain
 
 import (
-	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	goldenfile "github.com/karpgate/karpgate/internal/golden"
+
 	"github.com/karpgate/karpgate/internal/manifest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // fixtureReport reads the fixtures with a fixed clock: the week starting
 // Monday 2025-01-06 00:00 UTC, "now" on the Wednesday afternoon.
@@ -34,23 +31,10 @@ func fixtureReport(t *testing.T, loc *time.Location) *Report {
 	return r
 }
 
-// golden compares got with testdata/name, or rewrites it under -update.
+// golden compares got with testdata/<name>.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (run go test -update after checking):\n%s", path, got)
-	}
+	goldenfile.Assert(t, filepath.Join("testdata", name), got)
 }
 
 func TestBuild(t *testing.T) {

@@ -23,7 +23,7 @@ const (
 	laneGap      = 6
 	titleHeight  = 26
 	messageLine  = 16
-	axisHeight   = 30
+	axisHeight   = 42 // day labels, then the range ends, then the now label: three rows that never collide
 	poolGap      = 22
 	legendHeight = 44
 	minEdgeGap   = 30 // closer edge labels would overlap: skip them
@@ -247,7 +247,7 @@ func drawNow(b *bytes.Buffer, r *Report, top, axis float64) {
 	}
 	x := xOf(r, r.Now)
 	fmt.Fprintf(b, `<g class="now"><line x1="%.2f" y1="%.2f" x2="%.2f" y2="%.2f" stroke="#1a237e" stroke-width="2" stroke-dasharray="5,3"/>`, x, top+edgeBand-2, x, axis+20)
-	text(b, x, axis+29, "now-label", "middle", "now "+r.Now.In(r.Location).Format("15:04"), `font-size="10" fill="#1a237e" font-weight="bold"`)
+	text(b, x, axis+41, "now-label", "middle", "now "+r.Now.In(r.Location).Format("15:04"), `font-size="10" fill="#1a237e" font-weight="bold"`)
 	b.WriteString("</g>\n")
 }
 
