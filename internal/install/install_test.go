@@ -1,6 +1,7 @@
 package install
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
@@ -215,5 +217,19 @@ func TestPortsLineUp(t *testing.T) {
 	}
 	if s.Service.Spec.Ports[0].Port != deploy.ServicePort {
 		t.Errorf("Service port %d, want %d", s.Service.Spec.Ports[0].Port, deploy.ServicePort)
+	}
+}
+
+// TestDefaultConfigIsTheDefault: the ConfigMap's karpgate.yaml parses with
+// the same strict reader serve uses, and changes nothing.
+func TestDefaultConfigIsTheDefault(t *testing.T) {
+	got, err := config.Parse(deploy.ConfigKey, []byte(DefaultConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config.Default()
+	if !reflect.DeepEqual(got.Production, want.Production) || got.Environment != want.Environment ||
+		got.KubernetesVersion != want.KubernetesVersion || !reflect.DeepEqual(got.AMIs, want.AMIs) || len(got.Rules) != 0 {
+		t.Errorf("the shipped karpgate.yaml means %+v, want the defaults %+v", got, want)
 	}
 }

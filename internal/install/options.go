@@ -55,7 +55,8 @@ const DefaultConfig = `# karpgate.yaml: the settings the admission webhook share
 # ` + "`karpgate lint`" + ` in CI. Every key is optional; a missing key means
 # karpgate's default. Edit this ConfigMap (or the Helm value "config") to
 # set which environments are production, the target Kubernetes version,
-# approved AMI alias versions and per-rule actions.
+# approved AMI alias versions and per-rule actions; every setting is shown
+# in config/karpgate.example.yaml.
 apiVersion: karpgate.io/v1alpha1
 kind: Config
 `
