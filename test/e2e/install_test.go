@@ -113,6 +113,13 @@ func TestInstallManifests(t *testing.T) {
 		})
 	}
 
+	t.Run("helm lint", func(t *testing.T) {
+		out := run(t, helm, "lint", "--strict", filepath.Join(root, "manifests", "charts", "karpgate"), "--namespace", deploy.Namespace)
+		if !strings.Contains(string(out), "0 chart(s) failed") {
+			t.Errorf("helm lint:\n%s", out)
+		}
+	})
+
 	t.Run("guide/helm install and uninstall", func(t *testing.T) {
 		notes := g.run(t, "helm-install")
 		kubectlOK(t, env, nil, "-n", deploy.Namespace, "get", "deployment", deploy.Name)

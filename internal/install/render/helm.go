@@ -106,7 +106,9 @@ func Chart(opts install.Options) (Tree, error) {
 			if h.kind != kind {
 				continue
 			}
-			// Every hole names a field of a single-object kind.
+			if len(nodes) != 1 {
+				return nil, fmt.Errorf("%s: a hole in a kind with %d objects would not say which one; give the hole an object name", kind, len(nodes))
+			}
 			tok, err := t.dig(nodes[0], h)
 			if err != nil {
 				return nil, err
