@@ -57,6 +57,8 @@ admission webhook), and explains what disruption budgets allow.`,
 	root.AddCommand(newStatusCommand(s))
 	root.AddCommand(newResumeCommand(s))
 	root.AddCommand(newBudgetsCommand(s))
+	root.AddCommand(newLintCommand(s))
+	root.AddCommand(newVerifyCommand(s))
 	return root
 }
 

@@ -1,0 +1,47 @@
+package config
+
+import "fmt"
+
+// Action is what a finding does: deny blocks (a failing lint, a rejected
+// admission request); warn reports without blocking.
+type Action string
+
+const (
+	Deny Action = "deny"
+	Warn Action = "warn"
+)
+
+// Actions lists the valid actions, strongest first.
+var Actions = []Action{Deny, Warn}
+
+// EnforcementPoint is where rules are evaluated. Like Gatekeeper's scoped
+// enforcement actions, a rule can deny at one point and only warn at another.
+type EnforcementPoint string
+
+const (
+	CI        EnforcementPoint = "ci"        // karpgate lint
+	Admission EnforcementPoint = "admission" // karpgate serve
+)
+
+// EnforcementPoints lists the valid enforcement points.
+var EnforcementPoints = []EnforcementPoint{CI, Admission}
+
+// ParseAction checks s is a valid action.
+func ParseAction(s string) (Action, error) {
+	for _, a := range Actions {
+		if string(a) == s {
+			return a, nil
+		}
+	}
+	return "", fmt.Errorf("%q is not an action; use deny or warn", s)
+}
+
+// ParseEnforcementPoint checks s is a valid enforcement point.
+func ParseEnforcementPoint(s string) (EnforcementPoint, error) {
+	for _, p := range EnforcementPoints {
+		if string(p) == s {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%q is not an enforcement point; use ci or admission", s)
+}

@@ -1,0 +1,224 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/internal/manifest"
+)
+
+// APIVersion and Kind optionally head a karpgate.yaml.
+const (
+	APIVersion = "karpgate.io/v1alpha1"
+	Kind       = "Config"
+)
+
+// Config is karpgate.yaml. The zero value is valid and means the defaults.
+type Config struct {
+	APIVersion string `yaml:"apiVersion,omitempty" json:"apiVersion,omitempty"`
+	Kind       string `yaml:"kind,omitempty" json:"kind,omitempty"`
+	// Environment, when set, is the environment of every object checked
+	// (the whole cluster, or the whole CI run); it wins over labels and tags.
+	Environment string     `yaml:"environment,omitempty" json:"environment,omitempty"`
+	Production  Production `yaml:"production,omitempty" json:"production"`
+	// KubernetesVersion is the cluster's target version, "1.33" for
+	// example; rules about AMIs that stop at a version read it.
+	KubernetesVersion string `yaml:"kubernetesVersion,omitempty" json:"kubernetesVersion,omitempty"`
+	AMIs              AMIs   `yaml:"amis,omitempty" json:"amis"`
+	// Rules holds per-rule settings keyed by rule ID.
+	Rules map[string]RuleSettings `yaml:"rules,omitempty" json:"rules,omitempty"`
+
+	source string
+	root   *yaml.Node
+}
+
+// Production says which environment values mean production and where an
+// object carries its environment.
+type Production struct {
+	// Values are the environment values that mean production, compared
+	// case-insensitively. Default: prod, production.
+	Values []string `yaml:"values,omitempty" json:"values"`
+	// Labels are object label keys holding the environment.
+	// Default: karpgate.io/environment.
+	Labels []string `yaml:"labels,omitempty" json:"labels"`
+	// Tags are EC2NodeClass spec.tags keys holding the environment.
+	// Default: environment.
+	Tags []string `yaml:"tags,omitempty" json:"tags"`
+}
+
+// AMIs configures the AMI rules.
+type AMIs struct {
+	// ApprovedAliasVersions lists per alias family (al2023, bottlerocket,
+	// ...) the versions a production EC2NodeClass may pin. A family with no
+	// entry is not restricted.
+	ApprovedAliasVersions map[string][]string `yaml:"approvedAliasVersions,omitempty" json:"approvedAliasVersions,omitempty"`
+}
+
+// RuleSettings overrides one rule's defaults.
+type RuleSettings struct {
+	// Enabled false turns the rule off everywhere.
+	Enabled *bool `yaml:"enabled,omitempty" json:"enabled,omitempty"`
+	// Severity replaces the rule's default action at every enforcement point.
+	Severity Action `yaml:"severity,omitempty" json:"severity,omitempty"`
+	// Actions sets the action at one enforcement point, winning over Severity.
+	Actions map[EnforcementPoint]Action `yaml:"actions,omitempty" json:"actions,omitempty"`
+}
+
+// Default returns the configuration used when no file is given.
+func Default() *Config {
+	c := &Config{}
+	c.applyDefaults()
+	return c
+}
+
+func (c *Config) applyDefaults() {
+	if c.Production.Values == nil {
+		c.Production.Values = []string{"prod", "production"}
+	}
+	if c.Production.Labels == nil {
+		c.Production.Labels = []string{karpenter.EnvironmentLabel}
+	}
+	if c.Production.Tags == nil {
+		c.Production.Tags = []string{karpenter.EnvironmentTag}
+	}
+}
+
+// Load reads and validates a karpgate.yaml file.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse reads and validates karpgate.yaml content; source names it in errors.
+func Parse(source string, data []byte) (*Config, error) {
+	c := &Config{source: source}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	if len(doc.Content) == 0 {
+		c.applyDefaults()
+		return c, nil
+	}
+	c.root = doc.Content[0]
+	if err := checkKnownKeys(c.root, configType, ""); err != nil {
+		return nil, c.errorAt(err.path, err.msg)
+	}
+	if err := c.root.Decode(c); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	c.applyDefaults()
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+var kubernetesVersionPattern = regexp.MustCompile(`^v?1\.[0-9]+$`)
+
+func (c *Config) validate() error {
+	if c.APIVersion != "" && c.APIVersion != APIVersion {
+		return c.errorAt("apiVersion", fmt.Sprintf("%q is not supported; use %s", c.APIVersion, APIVersion))
+	}
+	if c.Kind != "" && c.Kind != Kind {
+		return c.errorAt("kind", fmt.Sprintf("%q is not supported; use %s", c.Kind, Kind))
+	}
+	if c.KubernetesVersion != "" && !kubernetesVersionPattern.MatchString(c.KubernetesVersion) {
+		return c.errorAt("kubernetesVersion", fmt.Sprintf("%q is not a Kubernetes minor version; write it like \"1.33\"", c.KubernetesVersion))
+	}
+	for _, family := range sortedKeys(c.AMIs.ApprovedAliasVersions) {
+		path := "amis.approvedAliasVersions[" + family + "]"
+		if !slices.Contains(karpenter.AMIAliasFamilies, family) {
+			return c.errorAt(path, fmt.Sprintf("%q is not an alias family; use one of %s", family, strings.Join(karpenter.AMIAliasFamilies, ", ")))
+		}
+		if strings.HasPrefix(family, "windows") {
+			return c.errorAt(path, "Windows aliases can only be @latest, so they have no versions to approve; select Windows AMIs by id to pin them")
+		}
+		for i, v := range c.AMIs.ApprovedAliasVersions[family] {
+			if v == "" || v == "latest" || strings.Contains(v, "@") {
+				return c.errorAt(fmt.Sprintf("%s[%d]", path, i), fmt.Sprintf("%q is not a pinned version; write only the part after @, like v20240807", v))
+			}
+		}
+	}
+	for _, id := range sortedKeys(c.Rules) {
+		r := c.Rules[id]
+		path := "rules[" + id + "]"
+		if r.Severity != "" {
+			if _, err := ParseAction(string(r.Severity)); err != nil {
+				return c.errorAt(path+".severity", err.Error())
+			}
+		}
+		for _, point := range sortedKeys(r.Actions) {
+			if _, err := ParseEnforcementPoint(string(point)); err != nil {
+				return c.errorAt(path+".actions["+string(point)+"]", err.Error())
+			}
+			if _, err := ParseAction(string(r.Actions[point])); err != nil {
+				return c.errorAt(path+".actions["+string(point)+"]", err.Error())
+			}
+		}
+	}
+	return nil
+}
+
+// CheckRuleIDs reports the first rules entry that names no known rule; the
+// rule catalog lives with the policy engine, so the engine calls this.
+func (c *Config) CheckRuleIDs(known func(id string) bool) error {
+	for _, id := range sortedKeys(c.Rules) {
+		if !known(id) {
+			return c.errorAt("rules["+id+"]", fmt.Sprintf("%q is not a rule; `karpgate lint --list-rules` shows them", id))
+		}
+	}
+	return nil
+}
+
+// Error is a problem in karpgate.yaml at a key path.
+type Error struct {
+	Source string
+	manifest.Position
+	Path    string
+	Message string
+}
+
+func (e *Error) Error() string {
+	loc := e.Source
+	if loc == "" {
+		loc = "config"
+	}
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d:%d", loc, e.Line, e.Column)
+	}
+	if e.Path == "" {
+		return fmt.Sprintf("%s: %s", loc, e.Message)
+	}
+	return fmt.Sprintf("%s: %s: %s", loc, e.Path, e.Message)
+}
+
+func (c *Config) errorAt(path, msg string) error {
+	e := &Error{Source: c.source, Path: path, Message: msg}
+	if c.root != nil {
+		e.Position = manifest.Locate(c.root, manifest.ParseFieldPath(path))
+	}
+	return e
+}
+
+func sortedKeys[K ~string, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,149 @@
+package config
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseRejectsUnknownKeysByPath(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"top level", "environmnt: prod\n", `karpgate.yaml:1:1: environmnt: unknown key "environmnt"`},
+		{"nested", "production:\n  label: [x]\n", `karpgate.yaml:2:3: production.label: unknown key "label"`},
+		{"inside a rule", "rules:\n  KG101:\n    action: warn\n", `karpgate.yaml:3:5: rules[KG101].action: unknown key "action"`},
+		{"inside amis", "amis:\n  approved: {}\n", `karpgate.yaml:2:3: amis.approved: unknown key "approved"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("karpgate.yaml", []byte(tt.in))
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Fatalf("got %v, want prefix %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseValidatesValues(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"severity", "rules:\n  KG101:\n    severity: block\n", `karpgate.yaml:3:5: rules[KG101].severity: "block" is not an action; use deny or warn`},
+		{"point", "rules:\n  KG101:\n    actions: {audit: warn}\n", `rules[KG101].actions[audit]: "audit" is not an enforcement point`},
+		{"point action", "rules:\n  KG101:\n    actions: {ci: stop}\n", `rules[KG101].actions[ci]: "stop" is not an action`},
+		{"family", "amis:\n  approvedAliasVersions:\n    ubuntu: [v1]\n", `karpgate.yaml:3:5: amis.approvedAliasVersions[ubuntu]: "ubuntu" is not an alias family`},
+		{"windows", "amis:\n  approvedAliasVersions:\n    windows2022: [v1]\n", `Windows aliases can only be @latest`},
+		{"latest", "amis:\n  approvedAliasVersions:\n    al2023: [v20240807, latest]\n", `karpgate.yaml:3:25: amis.approvedAliasVersions[al2023][1]: "latest" is not a pinned version`},
+		{"full alias", "amis:\n  approvedAliasVersions:\n    al2023: [al2023@v20240807]\n", `write only the part after @`},
+		{"k8s version", "kubernetesVersion: 1.3x\n", `kubernetesVersion: "1.3x" is not a Kubernetes minor version`},
+		{"kind", "kind: ConfigMap\n", `kind: "ConfigMap" is not supported; use Config`},
+		{"type", "production: [a]\n", `karpgate.yaml: yaml: unmarshal errors`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("karpgate.yaml", []byte(tt.in))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseFullFile(t *testing.T) {
+	in := `apiVersion: karpgate.io/v1alpha1
+kind: Config
+environment: staging
+production:
+  values: [live]
+  labels: [team.example.com/env]
+kubernetesVersion: "1.33"
+amis:
+  approvedAliasVersions:
+    al2023: [v20240807]
+rules:
+  KG102: {enabled: false}
+  KG101:
+    severity: warn
+    actions: {admission: deny}
+`
+	c, err := Parse("karpgate.yaml", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Environment != "staging" || c.KubernetesVersion != "1.33" || !slices.Equal(c.Production.Values, []string{"live"}) {
+		t.Fatalf("unexpected %+v", c)
+	}
+	if !slices.Equal(c.Production.Tags, []string{"environment"}) {
+		t.Fatalf("unset tags keep their default, got %v", c.Production.Tags)
+	}
+	if c.Enabled("KG102") || !c.Enabled("KG101") || !c.Enabled("KG999") {
+		t.Fatal("enabled flags wrong")
+	}
+	actions := []struct {
+		id    string
+		def   Action
+		point EnforcementPoint
+		want  Action
+	}{
+		{"KG101", Deny, CI, Warn},        // severity override
+		{"KG101", Deny, Admission, Deny}, // point action wins
+		{"KG103", Warn, CI, Warn},        // untouched
+	}
+	for _, a := range actions {
+		if got := c.ActionFor(a.id, a.def, a.point); got != a.want {
+			t.Errorf("ActionFor(%s, %s, %s) = %s, want %s", a.id, a.def, a.point, got, a.want)
+		}
+	}
+	err = c.CheckRuleIDs(func(id string) bool { return id == "KG101" })
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Path != "rules[KG102]" || ce.Line != 12 {
+		t.Fatalf("unknown rule ID must be reported with its path and line, got %v", err)
+	}
+}
+
+func TestEmptyFileIsDefault(t *testing.T) {
+	for _, in := range []string{"", "# nothing\n", "---\n"} {
+		c, err := Parse("karpgate.yaml", []byte(in))
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		if !slices.Equal(c.Production.Values, Default().Production.Values) {
+			t.Fatalf("%q: defaults not applied: %+v", in, c)
+		}
+	}
+}
+
+func TestIsProduction(t *testing.T) {
+	labelled := func(v string) map[string]any {
+		return map[string]any{"metadata": map[string]any{"labels": map[string]any{"karpgate.io/environment": v}}}
+	}
+	tagged := func(v string) map[string]any {
+		return map[string]any{"spec": map[string]any{"tags": map[string]any{"environment": v}}}
+	}
+	tests := []struct {
+		name   string
+		env    string
+		object map[string]any
+		want   bool
+	}{
+		{"label prod", "", labelled("prod"), true},
+		{"label Production (case)", "", labelled("Production"), true},
+		{"label staging", "", labelled("staging"), false},
+		{"tag production", "", tagged("production"), true},
+		{"tag dev", "", tagged("dev"), false},
+		{"nothing", "", map[string]any{}, false},
+		{"cluster-wide production", "production", map[string]any{}, true},
+		{"cluster-wide wins over label", "staging", labelled("prod"), false},
+		{"label not a string", "", map[string]any{"metadata": map[string]any{"labels": map[string]any{"karpgate.io/environment": int64(1)}}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Default().WithEnvironment(tt.env)
+			if got := c.IsProduction(tt.object); got != tt.want {
+				t.Fatalf("got %v want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,71 @@
+package output
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/karpgate/karpgate/internal/manifest"
+	"github.com/karpgate/karpgate/lint"
+)
+
+// jsonFinding is one finding in the json format: flat, so that jq filters
+// stay short (.findings[] | select(.action == "deny")).
+type jsonFinding struct {
+	File         string `json:"file"`
+	Line         int    `json:"line"`
+	Column       int    `json:"column"`
+	APIVersion   string `json:"apiVersion"`
+	Kind         string `json:"kind"`
+	Name         string `json:"name"`
+	Rule         string `json:"rule"`
+	Title        string `json:"title"`
+	Severity     string `json:"severity"`
+	Action       string `json:"action"`
+	Message      string `json:"message"`
+	Path         string `json:"path"`
+	Fix          string `json:"fix,omitempty"`
+	WaiverReason string `json:"waiverReason,omitempty"`
+	Patch        any    `json:"patch,omitempty"`
+}
+
+type jsonReport struct {
+	Tool     jsonTool      `json:"tool"`
+	Summary  lint.Summary  `json:"summary"`
+	Findings []jsonFinding `json:"findings"`
+	Waived   []jsonFinding `json:"waived"`
+}
+
+type jsonTool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// JSON writes the summary, the active findings and the waived ones.
+func JSON(w io.Writer, r *lint.Report, opts Options) error {
+	out := jsonReport{
+		Tool:     jsonTool{Name: "karpgate", Version: opts.ToolVersion},
+		Summary:  r.Summary(),
+		Findings: jsonFindings(r.Findings()),
+		Waived:   jsonFindings(r.WaivedFindings()),
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func jsonFindings(fs []lint.Located) []jsonFinding {
+	out := make([]jsonFinding, 0, len(fs))
+	for _, f := range fs {
+		jf := jsonFinding{
+			File: manifest.DisplayName(f.File), Line: f.Line, Column: f.Column,
+			APIVersion: f.Object.APIVersion, Kind: f.Object.Kind, Name: f.Object.Name,
+			Rule: f.RuleID, Title: f.Title, Severity: string(f.Severity), Action: string(f.Action),
+			Message: f.Message, Path: f.Path, Fix: f.Fix, WaiverReason: f.WaiverReason,
+		}
+		if len(f.Patch) > 0 {
+			jf.Patch = f.Patch
+		}
+		out = append(out, jf)
+	}
+	return out
+}

@@ -1,0 +1,58 @@
+package policies
+
+import (
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/tester"
+	"github.com/open-policy-agent/opa/v1/types"
+)
+
+// karpgateBuiltin is a Go function callable from Rego. Each one wraps the
+// package that owns the logic (disruption/budget for cron and budgets), so
+// a rule, the budgets command and the controller never disagree.
+type karpgateBuiltin struct {
+	name        string
+	description string
+	args        []types.Type
+	result      types.Type
+	impl        rego.BuiltinDyn
+}
+
+// karpgateBuiltins is filled by the files that define each builtin.
+var karpgateBuiltins []karpgateBuiltin
+
+func (b karpgateBuiltin) function() *rego.Function {
+	return &rego.Function{
+		Name:        b.name,
+		Description: b.description,
+		Decl:        types.NewFunction(b.args, b.result),
+		// Pure functions of their arguments: the same call in one
+		// evaluation is answered once.
+		Memoize: true,
+	}
+}
+
+func (b karpgateBuiltin) astDecl() *ast.Builtin {
+	f := b.function()
+	return &ast.Builtin{Name: f.Name, Description: f.Description, Decl: f.Decl}
+}
+
+func (b karpgateBuiltin) regoOption() func(*rego.Rego) {
+	return rego.FunctionDyn(b.function(), b.impl)
+}
+
+func builtinOptions() []func(*rego.Rego) {
+	opts := make([]func(*rego.Rego), 0, len(karpgateBuiltins))
+	for _, b := range karpgateBuiltins {
+		opts = append(opts, b.regoOption())
+	}
+	return opts
+}
+
+func testerBuiltins() []*tester.Builtin {
+	out := make([]*tester.Builtin, 0, len(karpgateBuiltins))
+	for _, b := range karpgateBuiltins {
+		out = append(out, &tester.Builtin{Decl: b.astDecl(), Func: b.regoOption()})
+	}
+	return out
+}

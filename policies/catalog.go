@@ -1,0 +1,140 @@
+package policies
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/internal/karpenter"
+)
+
+// Rule is one catalog entry, read from the METADATA annotation of its Rego
+// package:
+//
+//	# METADATA
+//	# title: "@latest AMI alias in production"
+//	# description: Why it matters, in a sentence or two.
+//	# custom:
+//	#   id: KG101
+//	#   severity: deny
+//	#   kinds: [EC2NodeClass]
+//	#   fix: Pin the alias to a tested version, such as al2023@v20240807.
+//	package karpgate.rules.ami_latest_production
+type Rule struct {
+	ID          string        `json:"id"`
+	Title       string        `json:"title"`
+	Description string        `json:"description,omitempty"`
+	Severity    config.Action `json:"severity"`
+	// Kinds the rule applies to; "*" means every Karpenter kind.
+	Kinds []string `json:"kinds"`
+	Fix   string   `json:"fix,omitempty"`
+	// Waivable is false for the rules about waivers themselves.
+	Waivable bool `json:"waivable"`
+	// Package is the rule's Rego package, e.g. data.karpgate.rules.ami_latest_production.
+	Package string `json:"package"`
+	// Builtin is false for rules loaded with --policy.
+	Builtin bool   `json:"builtin"`
+	File    string `json:"file"`
+
+	key string // the package's last segment, used to dispatch evaluation
+}
+
+// Catalog is every rule the engine knows, ordered by ID.
+type Catalog []Rule
+
+// Lookup finds a rule by ID.
+func (c Catalog) Lookup(id string) (Rule, bool) {
+	i, ok := slices.BinarySearchFunc(c, id, func(r Rule, id string) int { return strings.Compare(r.ID, id) })
+	if !ok {
+		return Rule{}, false
+	}
+	return c[i], true
+}
+
+// AppliesTo reports whether r evaluates objects of kind.
+func (r Rule) AppliesTo(kind string) bool {
+	return slices.Contains(r.Kinds, "*") || slices.Contains(r.Kinds, kind)
+}
+
+// rulesPackage is where every rule package lives, built-in or user.
+var rulesPackage = ast.MustParseRef("data.karpgate.rules")
+
+var ruleIDPattern = regexp.MustCompile(`^[A-Z][A-Z0-9]*[0-9]+$`)
+
+// builtinIDPrefix is reserved for karpgate's own rules.
+const builtinIDPrefix = "KG"
+
+// ruleFromModule reads the catalog entry of a rule package. It returns
+// ok=false for modules outside data.karpgate.rules (libraries, tests).
+func ruleFromModule(file string, m *ast.Module, builtin bool) (r Rule, ok bool, err error) {
+	path := m.Package.Path
+	if !path.HasPrefix(rulesPackage) {
+		return Rule{}, false, nil
+	}
+	fail := func(format string, args ...any) (Rule, bool, error) {
+		return Rule{}, false, fmt.Errorf("%s: package %s: %s", file, path, fmt.Sprintf(format, args...))
+	}
+	if len(path) != len(rulesPackage)+1 {
+		return fail("a rule package must sit directly under data.karpgate.rules, like data.karpgate.rules.team_tags")
+	}
+	var a *ast.Annotations
+	for _, candidate := range m.Annotations {
+		if candidate.Scope == "package" || candidate.Scope == "subpackages" {
+			a = candidate
+		}
+	}
+	if a == nil {
+		return fail("a rule package needs a METADATA annotation with title and custom id, severity, kinds and fix")
+	}
+	r = Rule{
+		Title:       a.Title,
+		Description: strings.TrimSpace(a.Description),
+		Package:     path.String(),
+		Builtin:     builtin,
+		File:        file,
+		Waivable:    true,
+		key:         string(path[len(path)-1].Value.(ast.String)),
+	}
+	custom := a.Custom
+	r.ID, _ = custom["id"].(string)
+	r.Fix, _ = custom["fix"].(string)
+	r.Fix = strings.TrimSpace(r.Fix)
+	severity, _ := custom["severity"].(string)
+	if w, present := custom["waivable"]; present {
+		b, isBool := w.(bool)
+		if !isBool {
+			return fail("custom.waivable must be true or false")
+		}
+		r.Waivable = b
+	}
+	kinds, _ := custom["kinds"].([]any)
+	for _, k := range kinds {
+		s, _ := k.(string)
+		if s != "*" && !isKarpenterKind(s) {
+			return fail("custom.kinds: %q is not a Karpenter kind (NodePool, NodeClaim, EC2NodeClass) or *", k)
+		}
+		r.Kinds = append(r.Kinds, s)
+	}
+	switch {
+	case !ruleIDPattern.MatchString(r.ID):
+		return fail("custom.id %q must be letters then digits, like ACME101", r.ID)
+	case builtin != strings.HasPrefix(r.ID, builtinIDPrefix):
+		return fail("custom.id %q: the %s prefix is reserved for karpgate's built-in rules", r.ID, builtinIDPrefix)
+	case r.Title == "":
+		return fail("the METADATA annotation needs a title")
+	case len(r.Kinds) == 0:
+		return fail("custom.kinds must list the kinds the rule checks")
+	}
+	if r.Severity, err = config.ParseAction(severity); err != nil {
+		return fail("custom.severity: %v", err)
+	}
+	return r, true, nil
+}
+
+func isKarpenterKind(kind string) bool {
+	return slices.ContainsFunc(karpenter.Kinds, func(k karpenter.Kind) bool { return k.Kind == kind })
+}

@@ -1,0 +1,17 @@
+// Package policies is karpgate's policy engine: the built-in Karpenter rule
+// set written in Rego (embedded under rules/), any user policies and data,
+// compiled once into a single prepared query that every caller shares.
+//
+// The lint command evaluates it per object in CI; the admission webhook
+// evaluates it per request. Both pass a Request (the object, the old object
+// on UPDATE, the operation, the enforcement point and, offline, an Inventory
+// of the other objects in the input) and get back structured findings: rule
+// ID, title, action, message, field path, fix and waiver status.
+//
+// Rules are Rego v1 packages under data.karpgate.rules, one rule per
+// package, whose METADATA annotation is the rule's one source of truth (ID,
+// title, severity, kinds, fix); see Catalog and README.md. Policies run with
+// restricted capabilities: nothing can reach the network or read the
+// environment, and Karpenter's cron and budget semantics come from Go
+// builtins backed by the disruption/budget package.
+package policies

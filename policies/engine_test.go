@@ -1,0 +1,288 @@
+package policies
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/karpgate/karpgate/config"
+)
+
+// fixedNow is the clock of every test: Wednesday 5 June 2024, noon UTC.
+var fixedNow = time.Date(2024, 6, 5, 12, 0, 0, 0, time.UTC)
+
+func newTestEngine(t testing.TB, opts Options) *Engine {
+	t.Helper()
+	if opts.Now == nil {
+		opts.Now = func() time.Time { return fixedNow }
+	}
+	e, err := New(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func nodeClass(labels map[string]any, annotations map[string]any, alias string) map[string]any {
+	return map[string]any{
+		"apiVersion": "karpenter.k8s.aws/v1",
+		"kind":       "EC2NodeClass",
+		"metadata":   map[string]any{"name": "default", "labels": labels, "annotations": annotations},
+		"spec":       map[string]any{"amiSelectorTerms": []any{map[string]any{"alias": alias}}},
+	}
+}
+
+var production = map[string]any{"karpgate.io/environment": "production"}
+
+// summary renders findings as "RULE action path" for comparisons.
+func summary(fs []Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, fmt.Sprintf("%s %s %s", f.RuleID, f.Action, f.Path))
+	}
+	return out
+}
+
+func TestForbiddenBuiltinsAreRejectedAtCompileTime(t *testing.T) {
+	tests := []struct {
+		dir, want string
+	}{
+		{"httpsend", "testdata/userpolicy/httpsend/leak.rego:3: http.send is not available in karpgate policies: policies may not reach the network"},
+		{"netlookup", "testdata/userpolicy/netlookup/dns.rego:3: net.lookup_ip_addr is not available in karpgate policies: policies may not reach the network"},
+		{"runtime", "testdata/userpolicy/runtime/env.rego:3: opa.runtime is not available in karpgate policies: policies may not read the environment"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.dir, func(t *testing.T) {
+			_, err := New(context.Background(), Options{PolicyDirs: []string{"testdata/userpolicy/" + tt.dir}})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v\nwant an error containing %q", err, tt.want)
+			}
+			_, err = RunTests(context.Background(), TestOptions{PolicyDirs: []string{"testdata/userpolicy/" + tt.dir}})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("verify: got %v\nwant an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestCapabilitiesLeaveNoWayOut(t *testing.T) {
+	for _, b := range capabilities().Builtins {
+		if _, forbidden := forbiddenBuiltin(b.Name); forbidden {
+			t.Errorf("capabilities still offer %s", b.Name)
+		}
+	}
+	if caps := capabilities(); caps.AllowNet == nil || len(caps.AllowNet) != 0 {
+		t.Errorf("AllowNet must be an empty list (no host), got %v", caps.AllowNet)
+	}
+}
+
+func TestUserPoliciesAreCheckedWhenLoaded(t *testing.T) {
+	tests := []struct {
+		dir, want string
+	}{
+		{"nometa", "needs a METADATA annotation"},
+		{"kgprefix", `custom.id "KG900": the KG prefix is reserved`},
+		{"reserved", "package data.karpgate.lib.extra is reserved for karpgate"},
+		{"dupid", "rule ID ACME1 is used by both data.karpgate.rules.acme_one"},
+		{"noviolation", "rule ACME3 (data.karpgate.rules.acme_deny) defines no `violation contains ...` rule"},
+		{"nested", "a rule package must sit directly under data.karpgate.rules"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.dir, func(t *testing.T) {
+			_, err := New(context.Background(), Options{PolicyDirs: []string{"testdata/userpolicy/" + tt.dir}})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestUserPoliciesAndDataRunWithTheBuiltins(t *testing.T) {
+	e := newTestEngine(t, Options{PolicyDirs: []string{"testdata/userpolicy/good"}, DataDirs: []string{"testdata/userdata"}})
+	rule, ok := e.Catalog().Lookup("ACME100")
+	if !ok || rule.Builtin || rule.Title != "EC2NodeClass without the team tag" {
+		t.Fatalf("user rule missing from the catalog: %+v", rule)
+	}
+	obj := nodeClass(production, nil, "al2023@latest")
+	res, err := e.Evaluate(context.Background(), Request{Object: obj})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"ACME100 deny spec.tags", "KG101 deny spec.amiSelectorTerms[0].alias"}
+	if got := summary(res.Findings); !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if res.Findings[0].Message != `tag team must be one of ["payments", "search"]` || res.Findings[0].Fix != "Add spec.tags.team." {
+		t.Fatalf("user data or metadata fix not used: %+v", res.Findings[0])
+	}
+}
+
+func TestUpdateRulesSeeTheOldObjectAndMayPatch(t *testing.T) {
+	e := newTestEngine(t, Options{PolicyDirs: []string{"testdata/userpolicy/good"}, DataDirs: []string{"testdata/userdata"}})
+	pool := func(weight int64) map[string]any {
+		return map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "p"},
+			"spec": map[string]any{"weight": weight, "template": map[string]any{"spec": map[string]any{"nodeClassRef": map[string]any{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}}}}}
+	}
+	res, err := e.Evaluate(context.Background(), Request{Object: pool(20), OldObject: pool(10), Operation: Update, Point: config.Admission})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := summary(res.Findings); !slices.Equal(got, []string{"ACME200 warn spec.weight"}) {
+		t.Fatalf("got %v", got)
+	}
+	f := res.Findings[0]
+	if f.Message != "weight changed from 10 to 20" || len(f.Patch) != 1 || f.Patch[0] != (PatchOperation{Op: "replace", Path: "/spec/weight", Value: float64(10)}) {
+		t.Fatalf("unexpected finding %+v", f)
+	}
+	res, err = e.Evaluate(context.Background(), Request{Object: pool(20), Operation: Create})
+	if err != nil || len(res.Findings) != 0 {
+		t.Fatalf("CREATE must not compare with an old object: %v %v", res, err)
+	}
+}
+
+func TestActionsFollowConfigAndEnforcementPoint(t *testing.T) {
+	cfg, err := config.Parse("karpgate.yaml", []byte(`
+rules:
+  KG101:
+    actions: {admission: warn}
+  KG105:
+    severity: deny
+  KG001:
+    enabled: false
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEngine(t, Options{Config: cfg})
+	obj := nodeClass(production, map[string]any{"karpgate.io/waive-KG102": ""}, "al2023@latest")
+	obj["spec"].(map[string]any)["amiFamily"] = "AL2"
+	tests := []struct {
+		point config.EnforcementPoint
+		want  []string
+	}{
+		{config.CI, []string{"KG101 deny spec.amiSelectorTerms[0].alias", "KG105 deny spec.amiFamily"}},
+		{config.Admission, []string{"KG101 warn spec.amiSelectorTerms[0].alias", "KG105 deny spec.amiFamily"}},
+	}
+	for _, tt := range tests {
+		res, err := e.Evaluate(context.Background(), Request{Object: obj, Point: tt.point})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := summary(res.Findings); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: got %v, want %v (KG001 is disabled)", tt.point, got, tt.want)
+		}
+		if res.Findings[0].Severity != config.Deny {
+			t.Errorf("%s: severity must stay the rule's, got %s", tt.point, res.Findings[0].Severity)
+		}
+	}
+}
+
+func TestUnknownRuleInConfigIsAnError(t *testing.T) {
+	cfg, err := config.Parse("karpgate.yaml", []byte("rules:\n  KG999: {enabled: false}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(context.Background(), Options{Config: cfg})
+	if err == nil || !strings.Contains(err.Error(), `karpgate.yaml:2:3: rules[KG999]: "KG999" is not a rule`) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestWaiversAreListedApart(t *testing.T) {
+	e := newTestEngine(t, Options{})
+	obj := nodeClass(production, map[string]any{
+		"karpgate.io/waive-KG101": "  staging AMIs are promoted by the release job ",
+		"karpgate.io/waive-KG001": "cannot waive the waiver rules",
+		"karpgate.io/waive-KG105": "",
+	}, "al2023@latest")
+	obj["spec"].(map[string]any)["amiFamily"] = "AL2"
+	res, err := e.Evaluate(context.Background(), Request{Object: obj})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := summary(res.Findings), []string{"KG001 warn metadata.annotations[karpgate.io/waive-KG105]", "KG105 warn spec.amiFamily"}; !slices.Equal(got, want) {
+		t.Fatalf("active: got %v, want %v (an empty reason waives nothing)", got, want)
+	}
+	if got := summary(res.Waived); !slices.Equal(got, []string{"KG101 deny spec.amiSelectorTerms[0].alias"}) {
+		t.Fatalf("waived: got %v", got)
+	}
+	if w := res.Waived[0]; !w.Waived || w.WaiverReason != "staging AMIs are promoted by the release job" {
+		t.Fatalf("waiver reason not kept: %+v", w)
+	}
+	if res.Denied() {
+		t.Fatal("a waived deny must not deny")
+	}
+}
+
+func TestObjectsOfOtherKindsGetNoFindings(t *testing.T) {
+	e := newTestEngine(t, Options{})
+	res, err := e.Evaluate(context.Background(), Request{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"annotations": map[string]any{"karpgate.io/waive-X1": ""}}}})
+	if err != nil || len(res.Findings)+len(res.Waived) != 0 {
+		t.Fatalf("got %+v, %v", res, err)
+	}
+	if Handles("v1", "ConfigMap") || !Handles("karpenter.sh/v1beta1", "NodePool") {
+		t.Fatal("Handles disagrees with the Karpenter kinds")
+	}
+}
+
+func TestEvaluateIsSafeForConcurrentUse(t *testing.T) {
+	e := newTestEngine(t, Options{})
+	objects := []map[string]any{
+		nodeClass(production, nil, "al2023@latest"),
+		nodeClass(nil, nil, "al2023@latest"),
+		nodeClass(production, nil, "al2023@v20240807"),
+	}
+	want := make([][]string, len(objects))
+	for i, o := range objects {
+		res, err := e.Evaluate(context.Background(), Request{Object: o})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = summary(res.Findings)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; n < 30; n++ {
+				i := (g + n) % len(objects)
+				res, err := e.Evaluate(context.Background(), Request{Object: objects[i]})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if got := summary(res.Findings); !slices.Equal(got, want[i]) {
+					errs <- fmt.Errorf("object %d: got %v want %v", i, got, want[i])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+func TestEvaluateHonoursCancellation(t *testing.T) {
+	e := newTestEngine(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := e.Evaluate(ctx, Request{Object: nodeClass(nil, nil, "al2023@latest")}); err == nil {
+		t.Fatal("a cancelled context must stop evaluation")
+	}
+}
+
+func TestFindingString(t *testing.T) {
+	f := Finding{RuleID: "KG201", Path: "spec.disruption.budgets[0].schedule", Message: "bad cron", Fix: `Use "0 9 * * sat,sun".`}
+	if got, want := f.String(), `KG201 spec.disruption.budgets[0].schedule: bad cron (fix: Use "0 9 * * sat,sun".)`; got != want {
+		t.Fatalf("got %q want %q", got, want)
+	}
+}

@@ -1,0 +1,95 @@
+package policies
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+)
+
+// BuiltinCatalog returns the catalog of the built-in rules alone.
+func BuiltinCatalog() (Catalog, error) {
+	set, err := loadPolicySet(nil, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	return set.catalog, nil
+}
+
+// Markdown renders the catalog as policies/README.md. The README is
+// generated from the rules' METADATA so that the two cannot disagree; a
+// test fails when the committed file is stale.
+func (c Catalog) Markdown() []byte {
+	var b bytes.Buffer
+	b.WriteString(readmeIntro)
+	b.WriteString("\n## Rules\n\n| ID | Title | Severity | Kinds |\n|---|---|---|---|\n")
+	for _, r := range c {
+		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s |\n", r.ID, strings.ToLower(r.ID), escapeCell(r.Title), r.Severity, strings.Join(r.Kinds, ", "))
+	}
+	for _, r := range c {
+		fmt.Fprintf(&b, "\n### %s\n\n**%s** (%s; %s)\n\n", r.ID, r.Title, r.Severity, strings.Join(r.Kinds, ", "))
+		if r.Description != "" {
+			b.WriteString(r.Description + "\n\n")
+		}
+		if r.Fix != "" {
+			fmt.Fprintf(&b, "Fix: %s\n\n", r.Fix)
+		}
+		if !r.Waivable {
+			b.WriteString("This rule cannot be waived.\n\n")
+		}
+		fmt.Fprintf(&b, "Source: `%s` (package `%s`)\n", strings.TrimPrefix(r.File, builtinPrefix), r.Package)
+	}
+	b.WriteString("\n## Builtins for policies\n\nkarpgate adds these functions to Rego; `karpgate verify` and user policies can call them.\n\n")
+	for _, f := range karpgateBuiltins {
+		fmt.Fprintf(&b, "- `%s`: %s\n", f.name, f.description)
+	}
+	return b.Bytes()
+}
+
+func escapeCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+const readmeIntro = `<!-- Generated from the rules' METADATA by ` + "`go test ./policies -run TestReadmeIsUpToDate -update`" + `; do not edit. -->
+# karpgate policies
+
+The built-in rule set that ` + "`karpgate lint`" + ` runs in CI and the admission webhook runs
+in the cluster. Each rule is one Rego v1 package under ` + "`data.karpgate.rules`" + ` in
+[rules/](rules/), next to its ` + "`_test.rego`" + ` unit tests; the package's METADATA
+annotation (title, description, and ` + "`custom`" + ` id, severity, kinds, fix) is the
+rule's only description, and this file is generated from it.
+
+A rule reports with ` + "`violation contains {\"msg\": ..., \"path\": ..., \"fix\": ...}`" + `:
+` + "`msg`" + ` says what is wrong, ` + "`path`" + ` is a Kubernetes field path such as
+` + "`spec.disruption.budgets[1].schedule`" + ` (karpgate turns it into a file, line and column),
+` + "`fix`" + ` overrides the rule's default fix, and ` + "`patch`" + ` (RFC 6902 operations) is
+reserved for mutations.
+
+Rules see ` + "`input.object`" + `, ` + "`input.oldObject`" + ` (UPDATE), ` + "`input.operation`" + `,
+` + "`input.enforcementPoint`" + ` (` + "`ci`" + ` or ` + "`admission`" + `), ` + "`input.production`" + ` (from
+karpgate.yaml and ` + "`--environment`" + `) and, offline, ` + "`input.inventory`" + ` (the other objects
+of the input); ` + "`data.karpgate.config`" + ` is karpgate.yaml.
+
+## Severity, actions and waivers
+
+Each rule has a severity, ` + "`deny`" + ` or ` + "`warn`" + `. karpgate.yaml can turn a rule off, change
+its severity, or give it a different action per enforcement point:
+
+` + "```yaml" + `
+rules:
+  KG101:
+    actions: {ci: deny, admission: warn}
+  KG302:
+    enabled: false
+` + "```" + `
+
+An object waives a rule with the annotation ` + "`karpgate.io/waive-<ID>: \"<reason>\"`" + `.
+Waived findings are counted and listed apart; a waiver without a reason waives
+nothing and is itself reported (KG001).
+
+## Your own rules
+
+` + "`--policy DIR`" + ` adds Rego files compiled together with these rules, and ` + "`--data DIR`" + `
+adds JSON/YAML documents under ` + "`data`" + `. A user rule is a package directly under
+` + "`data.karpgate.rules`" + ` with the same METADATA (its ID must not start with KG) and a
+` + "`violation`" + ` set. Policies cannot reach the network or the environment:
+` + "`http.send`" + `, ` + "`net.*`" + `, ` + "`opa.runtime`" + ` and ` + "`providers.*`" + ` are rejected when compiling.
+` + "`karpgate verify --policy DIR`" + ` runs their ` + "`test_`" + ` rules with karpgate's builtins.
+`

@@ -1,0 +1,35 @@
+package policies
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files and README.md")
+
+func TestReadmeIsUpToDate(t *testing.T) {
+	catalog, err := BuiltinCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := catalog.Markdown()
+	if *update {
+		if err := os.WriteFile("README.md", want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("policies/README.md is stale; run: go test ./policies -run TestReadmeIsUpToDate -update")
+	}
+	for _, r := range catalog {
+		if !bytes.Contains(got, []byte("### "+r.ID+"\n")) {
+			t.Errorf("README has no section for %s", r.ID)
+		}
+	}
+}

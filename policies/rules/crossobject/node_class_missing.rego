@@ -1,0 +1,32 @@
+# METADATA
+# title: NodePool references an EC2NodeClass missing from the input
+# description: >-
+#   Offline, karpgate sees only the files given. A NodePool whose EC2NodeClass
+#   is not among them is either a typo (the NodePool never becomes ready) or
+#   a class managed elsewhere. Only reported when linting files, never at
+#   admission.
+# custom:
+#   id: KG501
+#   severity: warn
+#   kinds: [NodePool]
+#   fix: Add the EC2NodeClass to the input, or fix the name in nodeClassRef.
+package karpgate.rules.node_class_missing
+
+import data.karpgate.lib
+
+violation contains {
+	"msg": sprintf("EC2NodeClass %q is not in the input%s", [name, suggestion]),
+	"path": concat(".", [lib.node_class_ref_path, "name"]),
+} if {
+	is_object(input.inventory)
+	name := lib.node_class_ref.name
+	is_string(name)
+	object.get(lib.node_class_ref, "kind", "EC2NodeClass") == "EC2NodeClass"
+	not input.inventory.objects.EC2NodeClass[name]
+	known := object.keys(object.get(input.inventory.objects, "EC2NodeClass", {}))
+	suggestion := known_classes(known)
+}
+
+known_classes(known) := "" if count(known) == 0
+
+known_classes(known) := sprintf("; it has %s", [concat(", ", sort(known))]) if count(known) > 0

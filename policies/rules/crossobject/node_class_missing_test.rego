@@ -1,0 +1,26 @@
+package karpgate.rules.node_class_missing
+
+import data.karpgate.testlib
+
+inventory(classes) := {"objects": {"EC2NodeClass": {name: {} | some name in classes}}, "nodePoolsByNodeClass": {}}
+
+test_missing_class_names_the_ones_present if {
+	v := violation with input as {"object": testlib.node_pool({}), "inventory": inventory(["gpu", "arm"])}
+	testlib.paths(v) == {"spec.template.spec.nodeClassRef.name"}
+	some f in v
+	f.msg == `EC2NodeClass "default" is not in the input; it has arm, gpu`
+}
+
+test_empty_inventory if {
+	v := violation with input as {"object": testlib.node_pool({}), "inventory": inventory([])}
+	some f in v
+	f.msg == `EC2NodeClass "default" is not in the input`
+}
+
+test_present_class_passes if {
+	count(violation) == 0 with input as {"object": testlib.node_pool({}), "inventory": inventory(["default"])}
+}
+
+test_admission_without_inventory_passes if {
+	count(violation) == 0 with input as {"object": testlib.node_pool({})}
+}

@@ -1,0 +1,101 @@
+# Helpers shared by the built-in rules. Not a rule package: it carries no
+# metadata annotation and lives outside data.karpgate.rules.
+package karpgate.lib
+
+# The object's API version ("v1", "v1beta1").
+version := v if {
+	parts := split(input.object.apiVersion, "/")
+	v := parts[count(parts) - 1]
+}
+
+is_v1 if version == "v1"
+
+is_v1beta1 if version == "v1beta1"
+
+name := object.get(input.object, ["metadata", "name"], "<unnamed>")
+
+# "NodePool/default", for messages that name another object.
+ref(obj) := sprintf("%s/%s", [obj.kind, object.get(obj, ["metadata", "name"], "<unnamed>")])
+
+# --- AMI aliases: family@version -------------------------------------------
+
+alias_family(alias) := lower(split(alias, "@")[0])
+
+alias_version(alias) := lower(trim_prefix(alias, concat("", [split(alias, "@")[0], "@"])))
+
+alias_terms contains [i, term.alias] if {
+	some i, term in input.object.spec.amiSelectorTerms
+	is_string(term.alias)
+}
+
+approved_versions(family) := data.karpgate.config.amis.approvedAliasVersions[family]
+
+# The fix for an @latest alias, naming approved versions when configured.
+pin_fix(alias) := sprintf("Windows aliases can only be @latest: select a tested Windows AMI by id to pin it, or accept drift on every release for %s", [alias]) if {
+	startswith(alias_family(alias), "windows")
+} else := sprintf("Pin an approved version: %s", [concat(", ", [sprintf("%s@%s", [alias_family(alias), v]) | some v in approved_versions(alias_family(alias))])]) if {
+	count(approved_versions(alias_family(alias))) > 0
+} else := sprintf("Pin a version you have tested, such as %s@%s", [alias_family(alias), example_version(alias_family(alias))])
+
+example_version("bottlerocket") := "v1.20.3"
+
+example_version(family) := "v20240807" if family != "bottlerocket"
+
+# --- Kubernetes version from configuration ----------------------------------
+
+# Minor version of the configured target Kubernetes version ("1.33" -> 33);
+# undefined when not configured.
+kubernetes_minor := to_number(split(trim_prefix(data.karpgate.config.kubernetesVersion, "v"), ".")[1])
+
+# --- Annotations ------------------------------------------------------------
+
+annotations := object.get(input.object, ["metadata", "annotations"], {})
+
+annotation_path(key) := sprintf("metadata.annotations[%s]", [key])
+
+# --- NodePool -----------------------------------------------------------------
+
+node_class_ref_path := "spec.template.spec.nodeClassRef" if input.object.kind == "NodePool"
+
+node_class_ref_path := "spec.nodeClassRef" if input.object.kind == "NodeClaim"
+
+node_class_ref := object.get(input.object, split(node_class_ref_path, "."), null)
+
+# The kubelet block a NodePool carried before v1: spec.template.spec.kubelet
+# on v1beta1, the compatibility annotation Karpenter's conversion wrote on
+# v1; null when it has none.
+legacy_kubelet(pool) := pool.spec.template.spec.kubelet if {
+	endswith(pool.apiVersion, "/v1beta1")
+} else := json.unmarshal(pool.metadata.annotations["compatibility.karpenter.sh/v1beta1-kubelet-conversion"]) if {
+	endswith(pool.apiVersion, "/v1")
+} else := null
+
+legacy_kubelet_path(pool) := "spec.template.spec.kubelet" if {
+	endswith(pool.apiVersion, "/v1beta1")
+} else := annotation_path("compatibility.karpenter.sh/v1beta1-kubelet-conversion")
+
+# --- Disruption budgets -------------------------------------------------------
+
+# The problems of the object's budgets of one kind (schedule, duration,
+# pairing, reasons, nodes, list), from karpgate.budgets.problems.
+budget_problems(kind) := [p |
+	some p in karpgate.budgets.problems(input.object)
+	p.kind == kind
+]
+
+budget_violation(p) := {"msg": p.message, "path": p.path, "fix": sprintf("Use %s.", [p.fix])} if {
+	p.fix != ""
+} else := {"msg": p.message, "path": p.path}
+
+# What the budgets mean around the evaluation time; see karpgate.budgets.analyze.
+budget_analysis := karpgate.budgets.analyze(input.object, time.now_ns())
+
+budget_path(i) := sprintf("spec.disruption.budgets[%d]", [i])
+
+# Disruption reasons in Karpenter's order.
+reasons := ["Underutilized", "Empty", "Drifted"]
+
+# "a", "a and b", "a, b and c".
+and_list(xs) := xs[0] if count(xs) == 1
+
+and_list(xs) := concat(" and ", [concat(", ", array.slice(xs, 0, count(xs) - 1)), xs[count(xs) - 1]]) if count(xs) > 1

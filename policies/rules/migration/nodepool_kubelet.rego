@@ -1,0 +1,22 @@
+# METADATA
+# title: kubelet on a v1 NodePool
+# description: >-
+#   v1 moved the kubelet settings from NodePool spec.template.spec.kubelet to
+#   EC2NodeClass spec.kubelet. The v1 API server prunes the old field without
+#   an error, so the settings are lost.
+# custom:
+#   id: KG408
+#   severity: deny
+#   kinds: [NodePool]
+#   fix: Move the block to the referenced EC2NodeClass's spec.kubelet (or run `karpgate convert` on the v1beta1 original).
+package karpgate.rules.nodepool_kubelet
+
+import data.karpgate.lib
+
+violation contains {
+	"msg": "spec.template.spec.kubelet is not a v1 field: the API server drops it and the nodes start with the EC2NodeClass's kubelet settings",
+	"path": "spec.template.spec.kubelet",
+} if {
+	lib.is_v1
+	"kubelet" in object.keys(object.get(input.object, ["spec", "template", "spec"], {}))
+}

@@ -1,0 +1,14 @@
+package karpgate.rules.nodepool_kubelet
+
+import data.karpgate.testlib
+
+test_kubelet_on_v1 if {
+	pool := object.union(testlib.node_pool({}), {"spec": {"template": {"spec": {"kubelet": {"maxPods": 110}}}}})
+	v := violation with input as {"object": pool}
+	testlib.paths(v) == {"spec.template.spec.kubelet"}
+}
+
+test_kubelet_on_v1beta1_passes if {
+	pool := object.union(testlib.node_pool({}), {"apiVersion": "karpenter.sh/v1beta1", "spec": {"template": {"spec": {"kubelet": {"maxPods": 110}}}}})
+	count(violation) == 0 with input as {"object": pool}
+}

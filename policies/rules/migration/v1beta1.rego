@@ -1,0 +1,21 @@
+# METADATA
+# title: v1beta1 API version
+# description: >-
+#   Karpenter v1.1 removed the v1beta1 APIs; v1.0 was the last release that
+#   converted them. A v1beta1 manifest left in Git fails to apply after the
+#   upgrade, or silently loses fields when converted by hand.
+# custom:
+#   id: KG401
+#   severity: deny
+#   kinds: [NodePool, NodeClaim, EC2NodeClass]
+#   fix: Run `karpgate convert` on the file to rewrite it as v1, and review the diff.
+package karpgate.rules.api_v1beta1
+
+import data.karpgate.lib
+
+violation contains {
+	"msg": sprintf("%s is v1beta1 (%s); Karpenter v1.1 and later serve only v1", [input.object.kind, input.object.apiVersion]),
+	"path": "apiVersion",
+} if {
+	lib.is_v1beta1
+}

@@ -1,0 +1,21 @@
+# METADATA
+# title: WhenUnderutilized consolidation policy in v1
+# description: >-
+#   v1 renamed consolidationPolicy WhenUnderutilized to
+#   WhenEmptyOrUnderutilized; the v1 API server rejects the old value.
+# custom:
+#   id: KG403
+#   severity: deny
+#   kinds: [NodePool]
+#   fix: Use consolidationPolicy WhenEmptyOrUnderutilized and set consolidateAfter (0s keeps v1beta1's behaviour).
+package karpgate.rules.when_underutilized
+
+import data.karpgate.lib
+
+violation contains {
+	"msg": "consolidationPolicy WhenUnderutilized was renamed in v1 and is rejected by the v1 API",
+	"path": "spec.disruption.consolidationPolicy",
+} if {
+	lib.is_v1
+	input.object.spec.disruption.consolidationPolicy == "WhenUnderutilized"
+}

@@ -1,0 +1,3 @@
+package acme.dns
+
+addresses := net.lookup_ip_addr("example.com")

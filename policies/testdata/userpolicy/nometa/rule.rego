@@ -1,0 +1,3 @@
+package karpgate.rules.acme_nometa
+
+violation contains {"msg": "x"} if false

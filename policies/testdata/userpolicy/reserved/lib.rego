@@ -1,0 +1,3 @@
+package karpgate.lib.extra
+
+x := 1

@@ -1,0 +1,3 @@
+package acme.env
+
+secrets := opa.runtime().env
