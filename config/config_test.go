@@ -147,3 +147,16 @@ func TestIsProduction(t *testing.T) {
 		})
 	}
 }
+
+func TestExampleFileParses(t *testing.T) {
+	c, err := Load("karpgate.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ActionFor("KG101", Deny, Admission) != Warn || c.SeverityFor("KG302", Warn) != Deny || c.Enabled("KG501") {
+		t.Fatalf("example settings not read: %+v", c.Rules)
+	}
+	if !slices.Equal(c.AMIs.ApprovedAliasVersions["bottlerocket"], []string{"v1.20.3"}) {
+		t.Fatalf("approved versions: %v", c.AMIs.ApprovedAliasVersions)
+	}
+}

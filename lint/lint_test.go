@@ -212,3 +212,12 @@ func TestDescribeIsStable(t *testing.T) {
 		t.Fatal("output depends on evaluation order")
 	}
 }
+
+// The example configuration must name only rules that exist.
+func TestExampleConfigNamesKnownRules(t *testing.T) {
+	cfg, err := config.Load("../config/karpgate.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	engineFor(t, cfg)
+}

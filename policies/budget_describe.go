@@ -76,17 +76,27 @@ func wrapAround(ws []budget.Window, start time.Time) []budget.Window {
 	return append(append([]budget.Window{}, ws[1:n-1]...), joined)
 }
 
-// groupDaily writes windows, joining runs on consecutive days that open at
-// the same time for the same length: "Mon–Fri 09:00–17:00".
+// groupDaily writes windows, joining windows on consecutive days that
+// open at the same time for the same length into runs: "Mon–Fri
+// 09:00–17:00". Runs are listed by their first opening.
 func groupDaily(ws []budget.Window) []string {
-	var out []string
-	for i := 0; i < len(ws); {
-		j := i + 1
-		for j < len(ws) && ws[j].From.Sub(ws[j-1].From) == 24*time.Hour && ws[j].To.Sub(ws[j].From) == ws[i].To.Sub(ws[i].From) {
-			j++
+	type run struct{ first, last budget.Window }
+	type shape struct{ opensAt, length time.Duration }
+	var runs []*run
+	extending := map[shape]*run{}
+	for _, w := range ws {
+		key := shape{w.From.Sub(w.From.Truncate(24 * time.Hour)), w.To.Sub(w.From)}
+		if r, ok := extending[key]; ok && key.length < 24*time.Hour && w.From.Sub(r.last.From) == 24*time.Hour {
+			r.last = w
+			continue
 		}
-		out = append(out, describeRun(ws[i], ws[j-1]))
-		i = j
+		r := &run{first: w, last: w}
+		runs = append(runs, r)
+		extending[key] = r
+	}
+	out := make([]string, 0, len(runs))
+	for _, r := range runs {
+		out = append(out, describeRun(r.first, r.last))
 	}
 	return out
 }

@@ -124,7 +124,7 @@ func newStore(set *policySet, cfg *config.Config) (storage.Store, error) {
 		return nil, err
 	}
 	dispatch := map[string]any{}
-	var ids []any
+	ids := map[string]any{}
 	for _, k := range karpenter.Kinds {
 		var keys []any
 		for _, r := range set.catalog {
@@ -135,7 +135,7 @@ func newStore(set *policySet, cfg *config.Config) (storage.Store, error) {
 		dispatch[k.Kind] = keys
 	}
 	for _, r := range set.catalog {
-		ids = append(ids, r.ID)
+		ids[r.ID] = true // an object, so rules look IDs up instead of scanning
 	}
 	data := map[string]any{}
 	for k, v := range set.data {
@@ -145,7 +145,7 @@ func newStore(set *policySet, cfg *config.Config) (storage.Store, error) {
 		"config": cfgJSON,
 		"engine": map[string]any{"dispatch": dispatch, "rule_ids": ids},
 	}
-	return inmem.NewFromObjectWithOpts(data, inmem.OptRoundTripOnWrite(false)), nil
+	return inmem.NewFromObjectWithOpts(data, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true)), nil
 }
 
 func toJSONValue(v any) (any, error) {
@@ -172,6 +172,11 @@ func Handles(apiVersion, kind string) bool {
 
 // Evaluate runs every enabled rule for the object's kind in one query.
 func (e *Engine) Evaluate(ctx context.Context, req Request) (*Result, error) {
+	// OPA notices cancellation only between steps; a request whose deadline
+	// has already passed should not start.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	point := req.Point
 	if point == "" {
 		point = config.CI

@@ -1,11 +1,10 @@
-// Package junit writes JUnit XML, the test report format CI systems
-// display, for both `karpgate lint` and `karpgate verify`.
 package junit
 
 import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 )
 
@@ -93,4 +92,14 @@ func Write(w io.Writer, s Suites) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// UnmarshalXMLAttr reads seconds back, so reports round-trip.
+func (s *Seconds) UnmarshalXMLAttr(attr xml.Attr) error {
+	f, err := strconv.ParseFloat(attr.Value, 64)
+	if err != nil {
+		return fmt.Errorf("time %q: %w", attr.Value, err)
+	}
+	*s = Seconds(time.Duration(f * float64(time.Second)))
+	return nil
 }

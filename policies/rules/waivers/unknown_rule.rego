@@ -20,5 +20,5 @@ violation contains {
 	some key, _ in lib.annotations
 	id := trim_prefix(key, "karpgate.io/waive-")
 	id != key
-	not id in {x | some x in data.karpgate.engine.rule_ids}
+	not data.karpgate.engine.rule_ids[id]
 }
