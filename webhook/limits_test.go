@@ -20,6 +20,7 @@ import (
 // running is a started Server with a client trusting its CA.
 type running struct {
 	base   string
+	ca     []byte
 	client *http.Client
 	cancel context.CancelFunc
 	done   chan error
@@ -35,7 +36,7 @@ func startServer(t *testing.T, limits Limits, routes ...Route) *running {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{base: "https://127.0.0.1:" + strconv.Itoa(port), client: client(bundle.CAPEM, 0), cancel: cancel, done: make(chan error, 1)}
+	r := &running{base: "https://127.0.0.1:" + strconv.Itoa(port), ca: bundle.CAPEM, client: client(bundle.CAPEM, 0), cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- srv.Start(ctx) }()
 	t.Cleanup(func() {
 		cancel()
@@ -225,7 +226,7 @@ func TestTLSPrefers13AndSpeaksHTTP11(t *testing.T) {
 	if resp.Proto != "HTTP/1.1" {
 		t.Fatalf("negotiated %s, want HTTP/1.1", resp.Proto)
 	}
-	transport.TLSClientConfig.MaxVersion = tls.VersionTLS12
+	r.client = client(r.ca, tls.VersionTLS12)
 	if resp, _ := r.post(t, "/a", strings.NewReader("{}"), 2); resp.TLS.Version != tls.VersionTLS12 {
 		t.Fatalf("a TLS 1.2 client negotiated %x", resp.TLS.Version)
 	}
