@@ -100,11 +100,15 @@ func TestReloadFollowsTheConfigMapAndKeepsTheLastGoodEngine(t *testing.T) {
 		wantACME1   bool
 	}{
 		{"nothing changed", func() {}, false, "", config.Warn, true},
-		{"config updated", func() { cfg.update(map[string]string{"karpgate.yaml": "rules: {KG101: {actions: {admission: deny}}}\n"}) }, true, "", config.Deny, true},
+		{"config updated", func() {
+			cfg.update(map[string]string{"karpgate.yaml": "rules: {KG101: {actions: {admission: deny}}}\n"})
+		}, true, "", config.Deny, true},
 		{"broken config rejected", func() { cfg.update(map[string]string{"karpgate.yaml": "rules: {KG101: {action: warn}}\n"}) }, false, `rules[KG101].action: unknown key "action"`, config.Deny, true},
 		{"broken config reported once", func() {}, false, "", config.Deny, true},
 		{"config fixed", func() { cfg.update(map[string]string{"karpgate.yaml": "rules: {KG101: {severity: warn}}\n"}) }, true, "", config.Warn, true},
-		{"broken policy rejected", func() { pol.update(map[string]string{"weight.rego": "package karpgate.rules.acme_weight\nviolation contains"}) }, false, "weight.rego", config.Warn, true},
+		{"broken policy rejected", func() {
+			pol.update(map[string]string{"weight.rego": "package karpgate.rules.acme_weight\nviolation contains"})
+		}, false, "weight.rego", config.Warn, true},
 		{"policy removed", func() { pol.update(map[string]string{"weight.rego": "package acme.lib\n"}) }, true, "", config.Warn, false},
 	}
 	for _, s := range steps {
