@@ -12,7 +12,6 @@ import (
 	"github.com/go-logr/logr/funcr"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/serve"
@@ -52,7 +51,6 @@ $KUBECONFIG, ~/.kube/config or the pod's service account.`,
 				return err
 			}
 			opts.RestConfig, opts.Log, opts.MaxRequestBytes = cfg, newLogger(s), int64(maxBytes)
-			ctrllog.SetLogger(opts.Log)
 			if err := checkServeOptions(opts); err != nil {
 				return &ExitError{Code: ExitUsage, Err: err}
 			}

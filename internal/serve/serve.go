@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -30,6 +31,7 @@ func Run(ctx context.Context, opts Options) error {
 		return errors.New("serve: no cluster configuration")
 	}
 	log := opts.Log
+	ctrllog.SetLogger(log)
 	klog.SetLogger(log) // leader election and client-go log through klog
 
 	engines, err := policywatch.New(ctx, policywatch.Options{
