@@ -3,7 +3,9 @@ package admission
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -28,6 +30,9 @@ var _ ctrladmission.Handler = (*Mutator)(nil)
 func (m *Mutator) Handle(ctx context.Context, req ctrladmission.Request) ctrladmission.Response {
 	r, skip, err := decode(req)
 	switch {
+	case errors.Is(err, errNoRequest):
+		countRequest(mutating, r, verdictError)
+		return ctrladmission.Errored(http.StatusBadRequest, err)
 	case err != nil:
 		countRequest(mutating, r, verdictError)
 		return ctrladmission.Allowed("").WithWarnings(oneLine(err.Error() + "; karpgate made no changes"))

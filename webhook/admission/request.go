@@ -12,6 +12,9 @@ import (
 	"github.com/karpgate/karpgate/policies"
 )
 
+// errNoRequest is a body that decodes to no admission request at all.
+var errNoRequest = errors.New("the body is not an AdmissionReview with a request (no request.uid); karpgate answers admission.k8s.io/v1 AdmissionReviews from the API server")
+
 // review is an admission request decoded for the engine.
 type review struct {
 	object    map[string]any
@@ -33,7 +36,7 @@ func decode(req ctrladmission.Request) (r review, skip bool, err error) {
 	if req.UID == "" {
 		// YAML, an empty body or a review without a request all decode to
 		// an empty request; the API server always sends a UID.
-		return r, false, errors.New("the body is not an AdmissionReview with a request (no request.uid); karpgate answers admission.k8s.io/v1 AdmissionReviews from the API server")
+		return r, false, errNoRequest
 	}
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return r, true, nil
