@@ -26,7 +26,7 @@ TEST_FLAGS  ?=
 
 export KUBEBUILDER_ASSETS := $(ASSETS)
 
-.PHONY: build tools test unit e2e lint bench fuzz run clean help
+.PHONY: build tools test unit e2e lint bench load fuzz run clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -69,6 +69,9 @@ lint: ## go vet and gofmt.
 
 bench: tools ## Benchmarks, with their in-run baselines.
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+
+load: ## 64 concurrent clients against the admission webhook for 30s: p50/p99, throughput, errors.
+	$(GO) test -run '^$$' -bench '^BenchmarkLoad$$' -benchtime 1x -count=1 ./webhook/admission -args -load.duration 30s
 
 fuzz: ## Every fuzz target for $(FUZZTIME) each (FUZZTIME=1m make fuzz for longer).
 	@for pkg in $$($(GO) list ./...); do \
