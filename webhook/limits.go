@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -189,6 +188,3 @@ func reasonFor(code int) metav1.StatusReason {
 		return metav1.StatusReasonBadRequest
 	}
 }
-
-// errNoRoutes is returned by New when there is nothing to serve.
-var errNoRoutes = errors.New("webhook: no routes to serve")

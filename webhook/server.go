@@ -65,7 +65,7 @@ func New(opts Options) (*Server, error) {
 		return nil, errors.New("webhook: no certificate folder; pass --cert-dir with tls.crt and tls.key")
 	}
 	if len(opts.Routes) == 0 {
-		return nil, errNoRoutes
+		return nil, errors.New("webhook: no routes to serve")
 	}
 	seen := map[string]bool{}
 	for _, r := range opts.Routes {

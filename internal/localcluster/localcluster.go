@@ -133,14 +133,14 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return c, err
 	}
-	serveOpts := serve.Options{
-		RestConfig: c.Config, Log: fileLogger(logFile),
-		CertDir: certDir, Host: "127.0.0.1", Port: ports[0],
-		HealthAddr: "127.0.0.1:" + strconv.Itoa(ports[1]), MetricsAddr: "127.0.0.1:" + strconv.Itoa(ports[2]),
-		ConfigPath: c.ConfigPath, PolicyDirs: opts.PolicyDirs,
-		Controller: opts.Controller, LeaderElect: false,
-		RequestTimeout: 8 * time.Second, MaxConcurrentRequests: 64, MaxRequestBytes: 3 << 20,
-	}
+	serveOpts := serve.Defaults()
+	serveOpts.RestConfig, serveOpts.Log = c.Config, fileLogger(logFile)
+	serveOpts.CertDir, serveOpts.Host, serveOpts.Port = certDir, "127.0.0.1", ports[0]
+	serveOpts.HealthAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
+	serveOpts.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[2])
+	serveOpts.ConfigPath, serveOpts.PolicyDirs = c.ConfigPath, opts.PolicyDirs
+	// One process, so nothing to elect.
+	serveOpts.Controller, serveOpts.LeaderElect = opts.Controller, false
 	if opts.Serve != nil {
 		opts.Serve(&serveOpts)
 	}

@@ -18,11 +18,6 @@ import (
 	"github.com/karpgate/karpgate/policies"
 )
 
-// fixed is an Engines that always hands out the same engine.
-type fixed struct{ engine *policies.Engine }
-
-func (f fixed) Engine() *policies.Engine { return f.engine }
-
 func newEngine(t testing.TB, karpgateYAML string, policyDirs ...string) Engines {
 	t.Helper()
 	cfg, err := config.Parse("karpgate.yaml", []byte(karpgateYAML))
@@ -36,7 +31,7 @@ func newEngine(t testing.TB, karpgateYAML string, policyDirs ...string) Engines 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fixed{e}
+	return Static(e)
 }
 
 // request describes one AdmissionReview.

@@ -20,6 +20,14 @@ type Engines interface {
 	Engine() *policies.Engine
 }
 
+// Static is an Engines that always hands out the same engine, for callers
+// that do not reload.
+func Static(engine *policies.Engine) Engines { return static{engine} }
+
+type static struct{ engine *policies.Engine }
+
+func (s static) Engine() *policies.Engine { return s.engine }
+
 // Validator answers the validating webhook.
 type Validator struct {
 	Engines Engines
