@@ -41,6 +41,12 @@ type Options struct {
 	LeaderElect             bool
 	LeaderElectionNamespace string
 
+	// ShutdownDelay keeps serving, with /readyz failing, this long after
+	// ctx ends, so that the Service stops routing to this replica before
+	// its listener closes: a fail-closed webhook must not refuse requests
+	// during a rolling update.
+	ShutdownDelay time.Duration
+
 	RequestTimeout        time.Duration
 	MaxConcurrentRequests int
 	MaxRequestBytes       int64

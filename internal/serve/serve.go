@@ -42,6 +42,7 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("loading the policies: %w", err)
 	}
 
+	drain := &drainer{}
 	status := &statusHandler{}
 	mgr, err := manager.New(opts.RestConfig, managerOptions(opts, status))
 	if err != nil {
@@ -84,6 +85,7 @@ func Run(ctx context.Context, opts Options) error {
 		{"ping", healthz.Ping, false},
 		{"policies", engines.Loaded, true},
 		{"webhook", srv.StartedChecker(), true},
+		{"draining", drain.checker, true},
 	}
 	for _, c := range checks {
 		add := mgr.AddHealthzCheck
@@ -103,7 +105,32 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	log.Info("serving", "webhookPort", opts.Port, "certDir", opts.CertDir, "health", opts.HealthAddr, "metrics", opts.MetricsAddr,
 		"config", opts.ConfigPath, "controller", opts.Controller, "leaderElection", leaderElection(opts))
-	return mgr.Start(ctx)
+	return mgr.Start(drain.after(ctx, opts.ShutdownDelay))
+}
+
+// drainer delays the end of the manager's context so that readiness fails
+// first and requests already routed here are still served.
+type drainer struct{ draining atomic.Bool }
+
+func (d *drainer) after(ctx context.Context, delay time.Duration) context.Context {
+	if delay <= 0 {
+		return ctx
+	}
+	run, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		<-ctx.Done()
+		d.draining.Store(true)
+		time.Sleep(delay)
+		cancel()
+	}()
+	return run
+}
+
+func (d *drainer) checker(_ *http.Request) error {
+	if d.draining.Load() {
+		return errors.New("shutting down: still serving requests already routed here")
+	}
+	return nil
 }
 
 func leaderElection(opts Options) bool { return opts.Controller && opts.LeaderElect }

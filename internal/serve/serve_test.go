@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -54,5 +55,27 @@ func TestStatusWithoutTheLoop(t *testing.T) {
 	s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/status", nil))
 	if rec.Code != http.StatusOK || rec.Body.String() != "pools" {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+}
+
+func TestDrainingFailsReadinessBeforeTheManagerStops(t *testing.T) {
+	d := &drainer{}
+	parent, cancel := context.WithCancel(context.Background())
+	run := d.after(parent, 300*time.Millisecond)
+	if err := d.checker(nil); err != nil {
+		t.Fatalf("ready before shutdown: %v", err)
+	}
+	cancel()
+	time.Sleep(100 * time.Millisecond)
+	if err := d.checker(nil); err == nil || run.Err() != nil {
+		t.Fatalf("during the delay: readiness %v, manager context %v; want not ready and still running", err, run.Err())
+	}
+	select {
+	case <-run.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the manager's context did not end after the delay")
+	}
+	if same := (&drainer{}).after(parent, 0); same != parent {
+		t.Fatal("without a delay the context must be the caller's")
 	}
 }
