@@ -30,7 +30,7 @@ export KUBEBUILDER_ASSETS := $(ASSETS)
 # The install tests render the Helm chart with this helm.
 export KARPGATE_HELM := $(HELM)
 
-.PHONY: build tools helm manifests test unit e2e lint bench fuzz run clean help
+.PHONY: build tools helm manifests test unit e2e lint bench load fuzz run clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -87,6 +87,9 @@ lint: ## go vet and gofmt.
 
 bench: tools ## Benchmarks, with their in-run baselines.
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+
+load: ## 64 concurrent clients against the admission webhook for 30s: p50/p99, throughput, errors.
+	$(GO) test -run '^$$' -bench '^BenchmarkLoad$$' -benchtime 1x -count=1 ./webhook/admission -args -load.duration 30s
 
 fuzz: ## Every fuzz target for $(FUZZTIME) each (FUZZTIME=1m make fuzz for longer).
 	@for pkg in $$($(GO) list ./...); do \

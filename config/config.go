@@ -34,6 +34,8 @@ type Config struct {
 	// example; rules about AMIs that stop at a version read it.
 	KubernetesVersion string `yaml:"kubernetesVersion,omitempty" json:"kubernetesVersion,omitempty"`
 	AMIs              AMIs   `yaml:"amis,omitempty" json:"amis"`
+	// Mutations switches the admission webhook's built-in mutations.
+	Mutations Mutations `yaml:"mutations,omitempty" json:"mutations"`
 	// Rules holds per-rule settings keyed by rule ID.
 	Rules map[string]RuleSettings `yaml:"rules,omitempty" json:"rules,omitempty"`
 
@@ -63,6 +65,20 @@ type AMIs struct {
 	ApprovedAliasVersions map[string][]string `yaml:"approvedAliasVersions,omitempty" json:"approvedAliasVersions,omitempty"`
 }
 
+// Mutations switches the built-in mutations of the admission webhook. Each
+// mutation is reported to the user as an admission warning, so nothing
+// changes silently.
+type Mutations struct {
+	// NodeClassRefDefaults fills a missing nodeClassRef group
+	// (karpenter.k8s.aws) and kind (EC2NodeClass) on v1 NodePools, which v1
+	// requires. Default: true.
+	NodeClassRefDefaults *bool `yaml:"nodeClassRefDefaults,omitempty" json:"nodeClassRefDefaults"`
+	// PinLatestAlias replaces @latest in the alias of a production
+	// EC2NodeClass with the first version amis.approvedAliasVersions lists
+	// for its family. Default: false.
+	PinLatestAlias bool `yaml:"pinLatestAlias,omitempty" json:"pinLatestAlias"`
+}
+
 // RuleSettings overrides one rule's defaults.
 type RuleSettings struct {
 	// Enabled false turns the rule off everywhere.
@@ -89,6 +105,10 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Production.Tags == nil {
 		c.Production.Tags = []string{karpenter.EnvironmentTag}
+	}
+	if c.Mutations.NodeClassRefDefaults == nil {
+		on := true
+		c.Mutations.NodeClassRefDefaults = &on
 	}
 }
 
@@ -152,6 +172,9 @@ func (c *Config) validate() error {
 				return c.errorAt(fmt.Sprintf("%s[%d]", path, i), fmt.Sprintf("%q is not a pinned version; write only the part after @, like v20240807", v))
 			}
 		}
+	}
+	if c.Mutations.PinLatestAlias && len(c.AMIs.ApprovedAliasVersions) == 0 {
+		return c.errorAt("mutations.pinLatestAlias", "there is no version to pin @latest to; list them under amis.approvedAliasVersions, the one to pin first")
 	}
 	for _, id := range sortedKeys(c.Rules) {
 		r := c.Rules[id]

@@ -40,6 +40,8 @@ func TestParseValidatesValues(t *testing.T) {
 		{"k8s version", "kubernetesVersion: 1.3x\n", `kubernetesVersion: "1.3x" is not a Kubernetes minor version`},
 		{"kind", "kind: ConfigMap\n", `kind: "ConfigMap" is not supported; use Config`},
 		{"type", "production: [a]\n", `karpgate.yaml: yaml: unmarshal errors`},
+		{"pin without versions", "mutations:\n  pinLatestAlias: true\n", `karpgate.yaml:2:3: mutations.pinLatestAlias: there is no version to pin @latest to`},
+		{"mutation key", "mutations:\n  pinLatest: true\n", `karpgate.yaml:2:3: mutations.pinLatest: unknown key "pinLatest"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,6 +102,26 @@ rules:
 	var ce *Error
 	if !errors.As(err, &ce) || ce.Path != "rules[KG102]" || ce.Line != 12 {
 		t.Fatalf("unknown rule ID must be reported with its path and line, got %v", err)
+	}
+}
+
+func TestMutationDefaults(t *testing.T) {
+	tests := []struct {
+		in               string
+		wantRef, wantPin bool
+	}{
+		{"", true, false},
+		{"mutations: {nodeClassRefDefaults: false}\n", false, false},
+		{"amis: {approvedAliasVersions: {al2023: [v20240807]}}\nmutations: {pinLatestAlias: true}\n", true, true},
+	}
+	for _, tt := range tests {
+		c, err := Parse("karpgate.yaml", []byte(tt.in))
+		if err != nil {
+			t.Fatalf("%q: %v", tt.in, err)
+		}
+		if got := *c.Mutations.NodeClassRefDefaults; got != tt.wantRef || c.Mutations.PinLatestAlias != tt.wantPin {
+			t.Errorf("%q: nodeClassRefDefaults=%v pinLatestAlias=%v, want %v %v", tt.in, got, c.Mutations.PinLatestAlias, tt.wantRef, tt.wantPin)
+		}
 	}
 }
 

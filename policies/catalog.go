@@ -24,6 +24,10 @@ import (
 //	#   kinds: [EC2NodeClass]
 //	#   fix: Pin the alias to a tested version, such as al2023@v20240807.
 //	package karpgate.rules.ami_latest_production
+//
+// An optional custom.points list ([admission]) restricts a rule to some
+// enforcement points: rules that compare an UPDATE with the old object, or
+// that mutate, mean nothing to lint.
 type Rule struct {
 	ID          string        `json:"id"`
 	Title       string        `json:"title"`
@@ -31,7 +35,9 @@ type Rule struct {
 	Severity    config.Action `json:"severity"`
 	// Kinds the rule applies to; "*" means every Karpenter kind.
 	Kinds []string `json:"kinds"`
-	Fix   string   `json:"fix,omitempty"`
+	// Points are the enforcement points the rule runs at; empty means all.
+	Points []config.EnforcementPoint `json:"points,omitempty"`
+	Fix    string                    `json:"fix,omitempty"`
 	// Waivable is false for the rules about waivers themselves.
 	Waivable bool `json:"waivable"`
 	// Package is the rule's Rego package, e.g. data.karpgate.rules.ami_latest_production.
@@ -58,6 +64,11 @@ func (c Catalog) Lookup(id string) (Rule, bool) {
 // AppliesTo reports whether r evaluates objects of kind.
 func (r Rule) AppliesTo(kind string) bool {
 	return slices.Contains(r.Kinds, "*") || slices.Contains(r.Kinds, kind)
+}
+
+// RunsAt reports whether r is evaluated at point.
+func (r Rule) RunsAt(point config.EnforcementPoint) bool {
+	return len(r.Points) == 0 || slices.Contains(r.Points, point)
 }
 
 // rulesPackage is where every rule package lives, built-in or user.
@@ -118,6 +129,20 @@ func ruleFromModule(file string, m *ast.Module, builtin bool) (r Rule, ok bool, 
 			return fail("custom.kinds: %q is not a Karpenter kind (NodePool, NodeClaim, EC2NodeClass) or *", k)
 		}
 		r.Kinds = append(r.Kinds, s)
+	}
+	if raw, present := custom["points"]; present {
+		points, _ := raw.([]any)
+		if len(points) == 0 {
+			return fail("custom.points must list enforcement points (ci, admission), or be left out to run everywhere")
+		}
+		for _, p := range points {
+			s, _ := p.(string)
+			point, err := config.ParseEnforcementPoint(s)
+			if err != nil {
+				return fail("custom.points: %v", err)
+			}
+			r.Points = append(r.Points, point)
+		}
 	}
 	switch {
 	case !ruleIDPattern.MatchString(r.ID):

@@ -41,9 +41,10 @@ type Engine struct {
 }
 
 // findingsQuery evaluates every enabled rule that applies to the object's
-// kind in one pass: data.karpgate.engine.dispatch maps a kind to the rule
-// packages to run, so disabled rules and rules for other kinds cost nothing.
-const findingsQuery = `pkg := data.karpgate.engine.dispatch[input.object.kind][_]; v := data.karpgate.rules[pkg].violation[_]`
+// kind at the enforcement point in one pass: data.karpgate.engine.dispatch
+// maps a point and a kind to the rule packages to run, so disabled rules and
+// rules for other kinds or points cost nothing.
+const findingsQuery = `pkg := data.karpgate.engine.dispatch[input.enforcementPoint][input.object.kind][_]; v := data.karpgate.rules[pkg].violation[_]`
 
 // New loads, checks and compiles the built-in rules with the user's
 // policies and data.
@@ -125,14 +126,18 @@ func newStore(set *policySet, cfg *config.Config) (storage.Store, error) {
 	}
 	dispatch := map[string]any{}
 	ids := map[string]any{}
-	for _, k := range karpenter.Kinds {
-		var keys []any
-		for _, r := range set.catalog {
-			if cfg.Enabled(r.ID) && r.AppliesTo(k.Kind) {
-				keys = append(keys, r.key)
+	for _, point := range config.EnforcementPoints {
+		byKind := map[string]any{}
+		for _, k := range karpenter.Kinds {
+			var keys []any
+			for _, r := range set.catalog {
+				if cfg.Enabled(r.ID) && r.AppliesTo(k.Kind) && r.RunsAt(point) {
+					keys = append(keys, r.key)
+				}
 			}
+			byKind[k.Kind] = keys
 		}
-		dispatch[k.Kind] = keys
+		dispatch[string(point)] = byKind
 	}
 	for _, r := range set.catalog {
 		ids[r.ID] = true // an object, so rules look IDs up instead of scanning

@@ -90,6 +90,7 @@ func TestUserPoliciesAreCheckedWhenLoaded(t *testing.T) {
 		{"dupid", "rule ID ACME1 is used by both data.karpgate.rules.acme_one"},
 		{"noviolation", "rule ACME3 (data.karpgate.rules.acme_deny) defines no `violation contains ...` rule"},
 		{"nested", "a rule package must sit directly under data.karpgate.rules"},
+		{"badpoints", `custom.points: "audit" is not an enforcement point`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dir, func(t *testing.T) {
@@ -141,6 +142,32 @@ func TestUpdateRulesSeeTheOldObjectAndMayPatch(t *testing.T) {
 	res, err = e.Evaluate(context.Background(), Request{Object: pool(20), Operation: Create})
 	if err != nil || len(res.Findings) != 0 {
 		t.Fatalf("CREATE must not compare with an old object: %v %v", res, err)
+	}
+}
+
+func TestPointsLimitWhereARuleRuns(t *testing.T) {
+	e := newTestEngine(t, Options{PolicyDirs: []string{"testdata/userpolicy/points"}})
+	if rule, _ := e.Catalog().Lookup("ACME6"); !slices.Equal(rule.Points, []config.EnforcementPoint{config.Admission}) {
+		t.Fatalf("points not read from METADATA: %+v", rule)
+	}
+	pool := map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "p"},
+		"spec": map[string]any{"weight": int64(10), "template": map[string]any{"spec": map[string]any{"nodeClassRef": map[string]any{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}}}}}
+	tests := []struct {
+		point config.EnforcementPoint
+		want  []string
+	}{
+		{"", nil},
+		{config.CI, nil},
+		{config.Admission, []string{"ACME6 warn spec.weight"}},
+	}
+	for _, tt := range tests {
+		res, err := e.Evaluate(context.Background(), Request{Object: pool, Point: tt.point})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := summary(res.Findings); !slices.Equal(got, tt.want) {
+			t.Errorf("point %q: got %v, want %v", tt.point, got, tt.want)
+		}
 	}
 }
 

@@ -78,7 +78,7 @@ func loadPolicySet(policyDirs, dataDirs []string, withTests bool) (*policySet, e
 			}
 		}
 	}
-	slices.SortFunc(set.catalog, func(a, b Rule) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortStableFunc(set.catalog, func(a, b Rule) int { return strings.Compare(a.ID, b.ID) }) // stable: a duplicate ID names the files in load order
 	for i := 1; i < len(set.catalog); i++ {
 		if a, b := set.catalog[i-1], set.catalog[i]; a.ID == b.ID {
 			return nil, fmt.Errorf("rule ID %s is used by both %s (%s) and %s (%s); rule IDs must be unique", a.ID, a.Package, a.File, b.Package, b.File)

@@ -26,7 +26,7 @@ func (c Catalog) Markdown() []byte {
 		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s |\n", r.ID, strings.ToLower(r.ID), escapeCell(r.Title), r.Severity, strings.Join(r.Kinds, ", "))
 	}
 	for _, r := range c {
-		fmt.Fprintf(&b, "\n### %s\n\n**%s** (%s; %s)\n\n", r.ID, r.Title, r.Severity, strings.Join(r.Kinds, ", "))
+		fmt.Fprintf(&b, "\n### %s\n\n**%s** (%s; %s%s)\n\n", r.ID, r.Title, r.Severity, strings.Join(r.Kinds, ", "), pointsNote(r))
 		if r.Description != "" {
 			b.WriteString(r.Description + "\n\n")
 		}
@@ -45,6 +45,18 @@ func (c Catalog) Markdown() []byte {
 	return b.Bytes()
 }
 
+// pointsNote names the enforcement points of a rule that does not run everywhere.
+func pointsNote(r Rule) string {
+	if len(r.Points) == 0 {
+		return ""
+	}
+	names := make([]string, len(r.Points))
+	for i, p := range r.Points {
+		names[i] = string(p)
+	}
+	return "; " + strings.Join(names, ", ") + " only"
+}
+
 func escapeCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 const readmeIntro = `<!-- Generated from the rules' METADATA by ` + "`go test ./policies -run TestReadmeIsUpToDate -update`" + `; do not edit. -->
@@ -59,8 +71,11 @@ rule's only description, and this file is generated from it.
 A rule reports with ` + "`violation contains {\"msg\": ..., \"path\": ..., \"fix\": ...}`" + `:
 ` + "`msg`" + ` says what is wrong, ` + "`path`" + ` is a Kubernetes field path such as
 ` + "`spec.disruption.budgets[1].schedule`" + ` (karpgate turns it into a file, line and column),
-` + "`fix`" + ` overrides the rule's default fix, and ` + "`patch`" + ` (RFC 6902 operations) is
-reserved for mutations.
+` + "`fix`" + ` overrides the rule's default fix, and ` + "`patch`" + ` (RFC 6902 operations on the
+object) makes the violation a mutation: the admission webhook's mutating endpoint applies
+it and reports it as a warning, its validating endpoint leaves it to that, and lint only
+lists it. ` + "`custom.points: [admission]`" + ` runs a rule at one enforcement point only, for
+rules that compare an UPDATE with ` + "`input.oldObject`" + ` or that mutate.
 
 Rules see ` + "`input.object`" + `, ` + "`input.oldObject`" + ` (UPDATE), ` + "`input.operation`" + `,
 ` + "`input.enforcementPoint`" + ` (` + "`ci`" + ` or ` + "`admission`" + `), ` + "`input.production`" + ` (from

@@ -29,6 +29,9 @@ const DefaultPort = 9443
 type Route struct {
 	Path    string // e.g. "/convert"
 	Handler http.Handler
+	// MaxBodyBytes overrides Limits.MaxBodyBytes for this route: conversion
+	// reviews carry whole lists and need more than one admission review.
+	MaxBodyBytes int64
 }
 
 // Options configure a Server.
@@ -43,12 +46,16 @@ type Options struct {
 	// besides on file events; 0 keeps certwatcher's default of 10s.
 	CertReloadInterval time.Duration
 	Routes             []Route
+	// Limits bound concurrency, body size and time per request.
+	Limits Limits
 }
 
-// Server serves the routes over TLS until its context ends.
+// Server serves the routes over TLS until its context ends. It is a
+// controller-runtime webhook server, so a manager runs it (on every
+// replica, leader or not) and drains it last on shutdown.
 type Server struct {
-	webhooks ctrlwebhook.Server
-	certs    *certwatcher.CertWatcher
+	ctrlwebhook.Server
+	certs *certwatcher.CertWatcher
 }
 
 // New checks the options and loads the certificate, so that a missing or
@@ -86,14 +93,20 @@ func New(opts Options) (*Server, error) {
 		Port:    port,
 		CertDir: opts.CertDir,
 		TLSOpts: []func(*tls.Config){func(c *tls.Config) {
+			// TLS 1.3 is negotiated whenever the client offers it.
 			c.MinVersion = tls.VersionTLS12
 			c.GetCertificate = certs.GetCertificate
+			// HTTP/1.1 only: the API server keeps connections alive
+			// either way, and HTTP/2 exposes the server to stream floods
+			// (CVE-2023-44487) that the per-request limits cannot see.
+			c.NextProtos = []string{"http/1.1"}
 		}},
 	})
+	limits := newLimiter(opts.Limits)
 	for _, r := range opts.Routes {
-		webhooks.Register(r.Path, r.Handler)
+		webhooks.Register(r.Path, limits.wrap(r.Path, r.MaxBodyBytes, r.Handler))
 	}
-	return &Server{webhooks: webhooks, certs: certs}, nil
+	return &Server{Server: webhooks, certs: certs}, nil
 }
 
 // Start serves until ctx ends, reloading the certificate as it changes.
@@ -102,7 +115,7 @@ func (s *Server) Start(ctx context.Context) error {
 	defer cancel()
 	watchErr := make(chan error, 1)
 	go func() { watchErr <- s.certs.Start(ctx) }()
-	err := s.webhooks.Start(ctx)
+	err := s.Server.Start(ctx)
 	cancel()
 	if werr := <-watchErr; err == nil && werr != nil {
 		err = fmt.Errorf("webhook: certificate watcher: %w", werr)
@@ -110,5 +123,6 @@ func (s *Server) Start(ctx context.Context) error {
 	return err
 }
 
-// StartedChecker reports ready once the TLS listener accepts connections.
-func (s *Server) StartedChecker() healthz.Checker { return s.webhooks.StartedChecker() }
+// StartedChecker reports ready once the TLS listener accepts connections
+// with the loaded certificate.
+func (s *Server) StartedChecker() healthz.Checker { return s.Server.StartedChecker() }

@@ -118,12 +118,12 @@ func TestOptionsAreChecked(t *testing.T) {
 		opts Options
 		want string
 	}{
-		{"no folder", Options{Routes: []Route{{"/a", ok}}}, "pass --cert-dir"},
+		{"no folder", Options{Routes: []Route{{Path: "/a", Handler: ok}}}, "pass --cert-dir"},
 		{"no routes", Options{CertDir: dir}, "no routes"},
-		{"relative path", Options{CertDir: dir, Routes: []Route{{"a", ok}}}, `route "a" needs a path starting with /`},
-		{"no handler", Options{CertDir: dir, Routes: []Route{{"/a", nil}}}, `route "/a" needs`},
-		{"twice", Options{CertDir: dir, Routes: []Route{{"/a", ok}, {"/a", ok}}}, `route "/a" registered twice`},
-		{"no certificate", Options{CertDir: t.TempDir(), Routes: []Route{{"/a", ok}}}, "loading the serving certificate"},
+		{"relative path", Options{CertDir: dir, Routes: []Route{{Path: "a", Handler: ok}}}, `route "a" needs a path starting with /`},
+		{"no handler", Options{CertDir: dir, Routes: []Route{{Path: "/a", Handler: nil}}}, `route "/a" needs`},
+		{"twice", Options{CertDir: dir, Routes: []Route{{Path: "/a", Handler: ok}, {Path: "/a", Handler: ok}}}, `route "/a" registered twice`},
+		{"no certificate", Options{CertDir: t.TempDir(), Routes: []Route{{Path: "/a", Handler: ok}}}, "loading the serving certificate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,15 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	goldenfile "github.com/karpgate/karpgate/internal/golden"
 )
-
-// golden compares got with testdata/<path>.
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	goldenfile.Assert(t, filepath.Join("testdata", path), []byte(got))
-}
 
 func execute(t *testing.T, stdin []byte, args ...string) (code int, stdout, stderr string) {
 	t.Helper()

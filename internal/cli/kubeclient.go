@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -17,13 +18,13 @@ type kubeFlags struct {
 }
 
 func (k *kubeFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, then ~/.kube/config)")
+	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, then ~/.kube/config, then the pod's service account)")
 	fs.StringVar(&k.context, "context", "", "kubeconfig context (default the current context)")
 }
 
-// client returns a direct client that decodes Karpenter's kinds into the
-// disruption loop's views.
-func (k *kubeFlags) client() (client.Client, error) {
+// restConfig reads --kubeconfig, else $KUBECONFIG or ~/.kube/config, else
+// the pod's service account.
+func (k *kubeFlags) restConfig() (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if k.kubeconfig != "" {
 		rules.ExplicitPath = k.kubeconfig
@@ -31,6 +32,16 @@ func (k *kubeFlags) client() (client.Client, error) {
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: k.context}).ClientConfig()
 	if err != nil {
 		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("reading kubeconfig: %w", err)}
+	}
+	return cfg, nil
+}
+
+// client returns a direct client that decodes Karpenter's kinds into the
+// disruption loop's views.
+func (k *kubeFlags) client() (client.Client, error) {
+	cfg, err := k.restConfig()
+	if err != nil {
+		return nil, err
 	}
 	c, err := client.New(cfg, client.Options{Scheme: state.NewScheme()})
 	if err != nil {

@@ -1,172 +1,127 @@
 package cli
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/karpgate/karpgate/webhook"
-	conversionwebhook "github.com/karpgate/karpgate/webhook/conversion"
+	"github.com/karpgate/karpgate/internal/deploy"
+	"github.com/karpgate/karpgate/internal/serve"
 )
 
-type serveOptions struct {
-	certDir    string
-	host       string
-	port       int
-	healthAddr string
-	kubeconfig string
-}
-
 func newServeCommand(s streams) *cobra.Command {
-	var opts serveOptions
+	opts := serve.Defaults()
+	var kube kubeFlags
+	maxBytes := byteSize(opts.MaxRequestBytes)
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve karpgate's webhooks to the API server over TLS",
-		Long: `serve runs the HTTPS endpoints the API server calls:
+		Short: "Serve karpgate's admission and conversion webhooks, and run the disruption loop",
+		Long: `serve runs what karpgate does inside a cluster, on one controller-runtime manager:
 
-  /convert   the conversion webhook for NodePools, NodeClaims and EC2NodeClasses
+  ` + fmt.Sprintf("%-10s", deploy.ValidatePath) + ` validating webhook: NodePools and EC2NodeClasses checked by karpgate's
+             rules (deny findings deny, warn findings become kubectl warnings)
+  ` + fmt.Sprintf("%-10s", deploy.MutatePath) + ` mutating webhook: built-in mutations (karpgate.yaml mutations), each
+             reported as a warning
+  ` + fmt.Sprintf("%-10s", deploy.ConvertPath) + ` conversion webhook for NodePools, NodeClaims and EC2NodeClasses
              (point the Karpenter CRDs' spec.conversion.webhook.clientConfig here)
 
-The serving certificate is read from --cert-dir (tls.crt, tls.key) and
-reloaded when it changes. Plain-HTTP health endpoints /healthz and /readyz
-listen on --health-addr. The cluster is read (NodePools, to fill a v1
-NodeClaim's expireAfter) with --kubeconfig, $KUBECONFIG, the in-cluster
-service account or ~/.kube/config, in that order.`,
+The serving certificate is read from --cert-dir (tls.crt, tls.key) and reloaded
+when it changes; karpgate.yaml (--config) and the --policy and --data folders
+are reloaded too, and a version that does not compile is rejected while the
+last good one stays in use. Plain HTTP: /healthz and /readyz on --health-addr,
+/metrics and /status on --metrics-addr.
+
+The disruption loop (--controller) runs on the elected leader only; every
+replica serves the webhooks. The cluster is reached with --kubeconfig,
+$KUBECONFIG, ~/.kube/config or the pod's service account.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return serve(ctx, s, opts)
+			cfg, err := kube.restConfig()
+			if err != nil {
+				return err
+			}
+			opts.RestConfig, opts.Log, opts.MaxRequestBytes = cfg, newLogger(s), int64(maxBytes)
+			if err := checkServeOptions(opts); err != nil {
+				return &ExitError{Code: ExitUsage, Err: err}
+			}
+			return serve.Run(ctx, opts)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.certDir, "cert-dir", "", "folder with the serving certificate tls.crt and key tls.key (required)")
-	f.StringVar(&opts.host, "host", "", "address to listen on for webhooks (default all)")
-	f.IntVar(&opts.port, "port", webhook.DefaultPort, "port to listen on for webhooks")
-	f.StringVar(&opts.healthAddr, "health-addr", ":8081", "address of the plain-HTTP /healthz and /readyz endpoints; empty turns them off")
-	f.StringVar(&opts.kubeconfig, "kubeconfig", "", "kubeconfig for reading NodePools")
+	f.StringVar(&opts.CertDir, "cert-dir", opts.CertDir, "folder with the serving certificate tls.crt and key tls.key, reloaded when they change")
+	f.StringVar(&opts.Host, "host", opts.Host, "address the webhooks listen on (default every interface)")
+	f.IntVar(&opts.Port, "port", opts.Port, "port the webhooks listen on (HTTPS)")
+	f.StringVar(&opts.HealthAddr, "health-addr", opts.HealthAddr, `address of /healthz and /readyz (plain HTTP); "0" turns them off`)
+	f.StringVar(&opts.MetricsAddr, "metrics-addr", opts.MetricsAddr, `address of /metrics and /status (plain HTTP); "0" turns them off`)
+	f.StringVar(&opts.ConfigPath, "config", opts.ConfigPath, "karpgate.yaml; a missing file means the built-in defaults")
+	f.StringArrayVar(&opts.PolicyDirs, "policy", nil, "folder of user Rego policies (repeatable)")
+	f.StringArrayVar(&opts.DataDirs, "data", nil, "folder of JSON/YAML data for policies (repeatable)")
+	f.StringVar(&opts.Environment, "environment", "", "environment of the whole cluster, overriding karpgate.yaml (production values turn on the production rules)")
+	f.BoolVar(&opts.Controller, "controller", opts.Controller, "run the drift/disruption loop (--controller=false turns it off)")
+	f.BoolVar(&opts.LeaderElect, "leader-elect", opts.LeaderElect, "elect one replica to run the disruption loop")
+	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default the pod's namespace, else "+deploy.Namespace+")")
+	f.DurationVar(&opts.ShutdownDelay, "shutdown-delay", opts.ShutdownDelay, "after SIGTERM, keep serving this long with /readyz failing, so the Service stops routing here first (a few seconds in a Deployment)")
+	f.DurationVar(&opts.RequestTimeout, "request-timeout", opts.RequestTimeout, fmt.Sprintf("time budget per request; keep it below the webhooks' timeoutSeconds (%ds)", deploy.WebhookTimeoutSeconds))
+	f.IntVar(&opts.MaxConcurrentRequests, "max-concurrent-requests", opts.MaxConcurrentRequests, "requests handled at once; more wait up to 1s, then get 429")
+	f.Var(&maxBytes, "max-request-bytes", "largest admission review accepted (conversion reviews carry whole lists and allow 32MiB)")
+	kube.register(f)
 	return cmd
 }
 
-// webhookRoutes lists every endpoint `karpgate serve` offers.
-func webhookRoutes(c client.Reader, log logr.Logger) []webhook.Route {
-	return []webhook.Route{
-		{Path: "/convert", Handler: &conversionwebhook.Handler{
-			NodePools: conversionwebhook.ClientNodePools{Reader: c},
-			Log:       log.WithName("conversion"),
-		}},
+func checkServeOptions(opts serve.Options) error {
+	switch {
+	case opts.CertDir == "":
+		return fmt.Errorf("--cert-dir is required: a folder with tls.crt and tls.key")
+	case opts.RequestTimeout <= 0 || opts.RequestTimeout >= time.Duration(deploy.WebhookTimeoutSeconds)*time.Second:
+		return fmt.Errorf("--request-timeout %v must be above 0 and below the webhooks' timeoutSeconds (%ds), so karpgate answers before the API server gives up", opts.RequestTimeout, deploy.WebhookTimeoutSeconds)
+	case opts.MaxConcurrentRequests <= 0:
+		return fmt.Errorf("--max-concurrent-requests must be at least 1")
+	case opts.MaxRequestBytes <= 0:
+		return fmt.Errorf("--max-request-bytes must be positive")
 	}
+	return nil
 }
 
-func serve(ctx context.Context, s streams, opts serveOptions) error {
-	log := funcr.New(func(prefix, args string) {
+func newLogger(s streams) logr.Logger {
+	return funcr.New(func(prefix, args string) {
 		fmt.Fprintln(s.err, time.Now().UTC().Format(time.RFC3339), prefix, args)
 	}, funcr.Options{})
-	ctrllog.SetLogger(log)
-	if opts.certDir == "" {
-		return &ExitError{Code: ExitUsage, Err: errors.New("--cert-dir is required: a folder with tls.crt and tls.key")}
-	}
-	cfg, err := restConfig(opts.kubeconfig)
-	if err != nil {
-		return &ExitError{Code: ExitUsage, Err: err}
-	}
-	c, err := client.New(cfg, client.Options{})
-	if err != nil {
-		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("cluster client: %w", err)}
-	}
-	srv, err := webhook.New(webhook.Options{
-		CertDir: opts.certDir,
-		Host:    opts.host,
-		Port:    opts.port,
-		Routes:  webhookRoutes(c, log),
-	})
-	if err != nil {
-		return &ExitError{Code: ExitUsage, Err: err}
-	}
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make(chan error, 2)
-	running := 1
-	go func() { errs <- srv.Start(ctx) }()
-	if opts.healthAddr != "" {
-		health, err := healthServer(opts.healthAddr, srv.StartedChecker())
-		if err != nil {
-			cancel()
-			<-errs
-			return &ExitError{Code: ExitUsage, Err: err}
-		}
-		running++
-		go func() { errs <- health(ctx) }()
-	}
-	log.Info("serving webhooks", "port", opts.port, "certDir", opts.certDir, "healthAddr", opts.healthAddr)
-	var first error
-	for range running {
-		if err := <-errs; err != nil && first == nil {
-			first = err
-			cancel() // one server failing stops the other
-		}
-	}
-	return first
 }
 
-// healthServer listens at once, so a taken port is reported before serving.
-func healthServer(addr string, webhookStarted healthz.Checker) (func(context.Context) error, error) {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--health-addr %s: %w", addr, err)
-	}
-	mux := http.NewServeMux()
-	live := &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}
-	ready := &healthz.Handler{Checks: map[string]healthz.Checker{"webhook": webhookStarted}}
-	mux.Handle("/healthz", http.StripPrefix("/healthz", live))
-	mux.Handle("/healthz/", http.StripPrefix("/healthz", live))
-	mux.Handle("/readyz", http.StripPrefix("/readyz", ready))
-	mux.Handle("/readyz/", http.StripPrefix("/readyz", ready))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	return func(ctx context.Context) error {
-		go func() {
-			<-ctx.Done()
-			shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = srv.Shutdown(shutdown)
-		}()
-		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return err
+// byteSize is a flag holding bytes, written as a number or a quantity such
+// as 3MiB, 3Mi or 512KiB.
+type byteSize int64
+
+func (b *byteSize) String() string {
+	n := int64(*b)
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return fmt.Sprintf("%d%s", n/u.size, u.suffix)
 		}
-		return nil
-	}, nil
+	}
+	return fmt.Sprint(n)
 }
 
-// restConfig prefers an explicit kubeconfig, then controller-runtime's
-// usual order ($KUBECONFIG, in-cluster, ~/.kube/config).
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig != "" {
-		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-		if err != nil {
-			return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
-		}
-		return cfg, nil
+func (b *byteSize) Set(s string) error {
+	q, err := resource.ParseQuantity(strings.TrimSuffix(strings.TrimSpace(s), "B"))
+	if err != nil || q.Sign() <= 0 {
+		return fmt.Errorf("%q is not a size in bytes; write it like 3MiB or 3145728", s)
 	}
-	cfg, err := ctrlconfig.GetConfig()
-	if err != nil {
-		return nil, fmt.Errorf("no cluster to read NodePools from (%w); pass --kubeconfig", err)
-	}
-	return cfg, nil
+	*b = byteSize(q.Value())
+	return nil
 }
+
+func (b *byteSize) Type() string { return "bytes" }

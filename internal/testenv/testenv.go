@@ -18,6 +18,7 @@ import (
 
 	"github.com/karpgate/karpgate/internal/controlplane"
 	"github.com/karpgate/karpgate/internal/crdsource"
+	"github.com/karpgate/karpgate/internal/localcluster"
 )
 
 // Env is a running control plane bound to one test.
@@ -76,6 +77,38 @@ func Start(t testing.TB, crds []*apiextensionsv1.CustomResourceDefinition, optio
 		t.Fatal(err)
 	}
 	return &Env{ControlPlane: cp, Client: c, t: t}
+}
+
+// StartKarpgate starts a local cluster as `karpgate run` does (Karpenter
+// v1.0.8's CRDs converting through an in-process karpgate serve whose
+// validating and mutating webhooks are registered) and stops it when the
+// test is done. opts.AssetsDir and opts.Dir are filled in.
+func StartKarpgate(t testing.TB, opts localcluster.Options) (*Env, *localcluster.Cluster) {
+	t.Helper()
+	opts.AssetsDir = AssetsDir(t)
+	opts.Dir = t.TempDir()
+	opts.ControlPlaneOutput = logWriter(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cluster, err := localcluster.Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			if log, err := os.ReadFile(cluster.LogPath); err == nil {
+				t.Logf("karpgate serve log:\n%s", log)
+			}
+		}
+		if err := cluster.Stop(); err != nil {
+			t.Errorf("stopping the local cluster: %v", err)
+		}
+	})
+	c, err := client.New(cluster.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Env{ControlPlane: cluster.ControlPlane, Client: c, t: t}, cluster
 }
 
 // AssetsDir returns KUBEBUILDER_ASSETS, or the newest folder `make tools`

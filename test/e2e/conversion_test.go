@@ -17,6 +17,7 @@ import (
 	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/internal/localca"
 	"github.com/karpgate/karpgate/internal/testenv"
+	"github.com/karpgate/karpgate/internal/webhookconfig"
 )
 
 // TestConversionWebhook runs `karpgate serve` as the conversion webhook of
@@ -124,7 +125,11 @@ func startWithKarpgateConversion(t *testing.T) *testenv.Env {
 	patches := map[string][]byte{}
 	for _, crd := range crds {
 		if c := crd.Spec.Conversion; c != nil && c.Webhook != nil {
-			patches[crd.Name] = conversionPatch(t, c.Webhook.ConversionReviewVersions, fmt.Sprintf("https://127.0.0.1:%d/convert", port), bundle.CAPEM)
+			patch, err := webhookconfig.ConversionPatch(webhookconfig.URLEndpoint(fmt.Sprintf("https://127.0.0.1:%d", port), bundle.CAPEM), c.Webhook.ConversionReviewVersions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			patches[crd.Name] = patch
 		}
 	}
 	if len(patches) != 3 {
@@ -136,7 +141,8 @@ func startWithKarpgateConversion(t *testing.T) *testenv.Env {
 	}
 
 	serve := exec.Command(buildKarpgate(t), "serve", "--cert-dir", certDir, "--host", "127.0.0.1",
-		"--port", strconv.Itoa(port), "--health-addr", "127.0.0.1:"+strconv.Itoa(healthPort), "--kubeconfig", env.KubeconfigPath)
+		"--port", strconv.Itoa(port), "--health-addr", "127.0.0.1:"+strconv.Itoa(healthPort), "--metrics-addr", "0",
+		"--controller=false", "--kubeconfig", env.KubeconfigPath)
 	var logs bytes.Buffer
 	serve.Stdout, serve.Stderr = &logs, &logs
 	if err := serve.Start(); err != nil {
@@ -174,17 +180,6 @@ func startWithKarpgateConversion(t *testing.T) *testenv.Env {
 		return res.ExitCode == 0 && res.Stdout == karpenter.DefaultNodeClassGroup
 	})
 	return env
-}
-
-func conversionPatch(t *testing.T, reviewVersions []string, url string, caPEM []byte) []byte {
-	t.Helper()
-	return mustMarshal(t, map[string]any{"spec": map[string]any{"conversion": map[string]any{
-		"strategy": "Webhook",
-		"webhook": map[string]any{
-			"conversionReviewVersions": reviewVersions,
-			"clientConfig":             map[string]any{"url": url, "caBundle": caPEM},
-		},
-	}}})
 }
 
 func waitUntil(t *testing.T, what string, ok func() bool) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,8 +18,9 @@ import (
 )
 
 // TestRunServesKubectlAndCleansUpOnInterrupt runs `karpgate run` as a user
-// would, talks to it with kubectl, interrupts it, and checks that no API
-// server or etcd it started is left behind.
+// would, runs the kubectl commands it prints and checks they do what it
+// says, interrupts it, and checks that no API server or etcd it started is
+// left behind, nor any file it wrote.
 func TestRunServesKubectlAndCleansUpOnInterrupt(t *testing.T) {
 	assets := testenv.AssetsDir(t)
 	dir := t.TempDir()
@@ -38,14 +40,14 @@ func TestRunServesKubectlAndCleansUpOnInterrupt(t *testing.T) {
 	}
 	defer func() { _ = run.Process.Kill() }()
 
-	port := waitForReady(t, stdout, &stderr)
+	port, printed := waitForReady(t, stdout, &stderr)
 	if !strings.Contains(readAll(t, kubeconfig), "127.0.0.1:"+port) {
 		t.Fatalf("kubeconfig does not point at the printed API server")
 	}
-	get := exec.Command(filepath.Join(assets, "kubectl"), "--kubeconfig", kubeconfig, "get", "nodepools.karpenter.sh", "-o", "name")
-	if out, err := get.CombinedOutput(); err != nil {
-		t.Fatalf("kubectl get nodepools against `karpgate run`: %v\n%s", err, out)
+	if !strings.Contains(printed, "export KUBECONFIG="+kubeconfig) {
+		t.Fatalf("the kubeconfig path is not printed:\n%s", printed)
 	}
+	tryPrintedCommands(t, assets, kubeconfig, printed)
 	if len(processesWith(t, "--secure-port="+port)) == 0 {
 		t.Fatalf("found no kube-apiserver process for port %s: the leak check below would prove nothing", port)
 	}
@@ -59,14 +61,88 @@ func TestRunServesKubectlAndCleansUpOnInterrupt(t *testing.T) {
 	if left := processesWith(t, "--secure-port="+port); len(left) > 0 {
 		t.Fatalf("processes left behind after Ctrl-C: %v", left)
 	}
-	if _, err := os.Stat(kubeconfig); !os.IsNotExist(err) {
-		t.Errorf("kubeconfig of a stopped cluster left behind (stat: %v)", err)
+	if left, err := os.ReadDir(dir); err != nil || len(left) != 0 {
+		t.Errorf("files of a stopped cluster left behind in %s: %v %v", dir, left, err)
+	}
+}
+
+var tryLine = regexp.MustCompile(`^  kubectl apply -f (\S+)\s+# (.+)$`)
+
+// tryPrintedCommands runs the kubectl commands `karpgate run` printed, as a
+// newcomer would, and checks each does what its comment says.
+func tryPrintedCommands(t *testing.T, assets, kubeconfig, printed string) {
+	t.Helper()
+	kubectl := func(args ...string) (int, string, string) {
+		cmd := exec.Command(filepath.Join(assets, "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatal(err)
+		}
+		return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
+	}
+	var files []string
+	for _, line := range strings.Split(printed, "\n") {
+		if m := tryLine.FindStringSubmatch(line); m != nil {
+			files = append(files, m[1])
+		}
+	}
+	want := []struct {
+		file, result string
+		exit         int
+		stdout       []string
+		stderr       []string
+	}{
+		{"ec2nodeclass-production-pinned.yaml", "admitted", 0, []string{"ec2nodeclass.karpenter.k8s.aws/production created"}, nil},
+		{"ec2nodeclass-production-latest.yaml", "denied: KG101", 1, nil, []string{
+			`admission webhook "validate.karpgate.io" denied the request: EC2NodeClass/production-latest breaks 1 karpgate rule:`,
+			`KG101 spec.amiSelectorTerms[0].alias: alias "al2023@latest" follows every AMI release`,
+			"(fix: Pin a version you have tested, such as al2023@v20240807)",
+		}},
+		{"nodepool-v1beta1.yaml", "KG401 warning, stored as v1", 0, []string{"nodepool.karpenter.sh/legacy created"}, []string{
+			"Warning: KG401 apiVersion: NodePool is v1beta1 (karpenter.sh/v1beta1)",
+		}},
+	}
+	if len(files) != len(want) {
+		t.Fatalf("want %d kubectl apply commands printed, got %d:\n%s", len(want), len(files), printed)
+	}
+	for i, w := range want {
+		if filepath.Base(files[i]) != w.file || !strings.Contains(printed, w.result) {
+			t.Fatalf("command %d applies %s, want %s documented as %q:\n%s", i, files[i], w.file, w.result, printed)
+		}
+		code, stdout, stderr := kubectl("apply", "-f", files[i])
+		if code != w.exit {
+			t.Errorf("kubectl apply -f %s: exit %d, want %d\nstdout: %s\nstderr: %s", w.file, code, w.exit, stdout, stderr)
+		}
+		for _, s := range w.stdout {
+			if !strings.Contains(stdout, s) {
+				t.Errorf("kubectl apply -f %s: stdout lacks %q:\n%s", w.file, s, stdout)
+			}
+		}
+		for _, s := range w.stderr {
+			if !strings.Contains(stderr, s) {
+				t.Errorf("kubectl apply -f %s: stderr lacks %q:\n%s", w.file, s, stderr)
+			}
+		}
+	}
+	if !strings.Contains(printed, "  kubectl get nodepools.v1.karpenter.sh legacy -o yaml") {
+		t.Fatalf("the read-back command is not printed:\n%s", printed)
+	}
+	_, stdout, stderr := kubectl("get", "nodepools.v1.karpenter.sh", "legacy", "-o", "yaml")
+	for _, s := range []string{"apiVersion: karpenter.sh/v1\n", "group: karpenter.k8s.aws", "kind: EC2NodeClass", "expireAfter: 720h", "consolidationPolicy: WhenEmptyOrUnderutilized"} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("the v1beta1 NodePool read back as v1 lacks %q:\n%s%s", s, stdout, stderr)
+		}
 	}
 }
 
 var serverLine = regexp.MustCompile(`API server https://127\.0\.0\.1:(\d+)`)
 
-func waitForReady(t *testing.T, stdout interface{ Read([]byte) (int, error) }, stderr *bytes.Buffer) string {
+// waitForReady reads what `karpgate run` prints until it says how to stop
+// it, and returns the API server's port and the text.
+func waitForReady(t *testing.T, stdout interface{ Read([]byte) (int, error) }, stderr *bytes.Buffer) (string, string) {
 	t.Helper()
 	lines := make(chan string)
 	go func() {
@@ -77,18 +153,27 @@ func waitForReady(t *testing.T, stdout interface{ Read([]byte) (int, error) }, s
 		close(lines)
 	}()
 	timeout := time.After(2 * time.Minute)
+	var printed strings.Builder
+	port := ""
 	for {
 		select {
 		case line, ok := <-lines:
 			if !ok {
 				t.Fatalf("karpgate run ended before it was up:\n%s", stderr.String())
 			}
+			printed.WriteString(line + "\n")
 			if m := serverLine.FindStringSubmatch(line); m != nil {
+				port = m[1]
+			}
+			if strings.HasPrefix(line, "Press Ctrl-C") {
+				if port == "" {
+					t.Fatalf("no API server address printed:\n%s", printed.String())
+				}
 				go func() {
 					for range lines {
 					}
 				}()
-				return m[1]
+				return port, printed.String()
 			}
 		case <-timeout:
 			t.Fatalf("karpgate run not up after 2 minutes:\n%s", stderr.String())

@@ -1,0 +1,17 @@
+// Package serve wires `karpgate serve` onto one controller-runtime manager:
+//
+//   - the webhook server (package webhook) on every replica: /validate and
+//     /mutate (webhook/admission) and /convert (webhook/conversion), TLS
+//     from --cert-dir with hot reload, bounded concurrency, body size and
+//     per-request timeout;
+//   - the policy engine, compiled from karpgate.yaml and the policy and data
+//     folders and reloaded when they change (internal/policywatch);
+//   - the metrics server: /metrics, and the disruption loop's /status;
+//   - health probes: /healthz, and /readyz once the policies are compiled
+//     and the webhook server answers TLS with its certificate;
+//   - the disruption loop (disruption/controller), on the elected leader
+//     only, unless --controller=false, which also skips leader election.
+//
+// `karpgate serve` and `karpgate run` (in-process, for a local cluster)
+// both call Run.
+package serve

@@ -1,0 +1,139 @@
+package webhookconfig
+
+import (
+	"encoding/json"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/karpgate/karpgate/internal/deploy"
+	"github.com/karpgate/karpgate/internal/karpenter"
+)
+
+// Endpoint is where the API server reaches karpgate, and the CA that signed
+// karpgate's serving certificate.
+type Endpoint struct {
+	// URL is the base of a URL endpoint, like https://127.0.0.1:9443.
+	URL string
+	// Service is used when URL is empty.
+	Service  *admissionregistrationv1.ServiceReference
+	CABundle []byte
+}
+
+// URLEndpoint is karpgate listening at base, outside the cluster.
+func URLEndpoint(base string, caBundle []byte) Endpoint {
+	return Endpoint{URL: base, CABundle: caBundle}
+}
+
+// ServiceEndpoint is karpgate behind the install manifests' Service.
+func ServiceEndpoint(caBundle []byte) Endpoint {
+	return Endpoint{
+		Service:  &admissionregistrationv1.ServiceReference{Namespace: deploy.Namespace, Name: deploy.Name, Port: ptr.To(int32(deploy.ServicePort))},
+		CABundle: caBundle,
+	}
+}
+
+func (e Endpoint) admission(path string) admissionregistrationv1.WebhookClientConfig {
+	if e.URL != "" {
+		return admissionregistrationv1.WebhookClientConfig{URL: ptr.To(e.URL + path), CABundle: e.CABundle}
+	}
+	svc := *e.Service
+	svc.Path = ptr.To(path)
+	return admissionregistrationv1.WebhookClientConfig{Service: &svc, CABundle: e.CABundle}
+}
+
+func (e Endpoint) conversion(path string) *apiextensionsv1.WebhookClientConfig {
+	if e.URL != "" {
+		return &apiextensionsv1.WebhookClientConfig{URL: ptr.To(e.URL + path), CABundle: e.CABundle}
+	}
+	return &apiextensionsv1.WebhookClientConfig{
+		Service:  &apiextensionsv1.ServiceReference{Namespace: e.Service.Namespace, Name: e.Service.Name, Port: e.Service.Port, Path: ptr.To(path)},
+		CABundle: e.CABundle,
+	}
+}
+
+// rules match NodePools and EC2NodeClasses at every version, on CREATE
+// and UPDATE: karpgate's rules read both API versions.
+func rules() []admissionregistrationv1.RuleWithOperations {
+	var out []admissionregistrationv1.RuleWithOperations
+	for _, k := range karpenter.Kinds {
+		if k.Kind != karpenter.KindNodePool && k.Kind != karpenter.KindEC2NodeClass {
+			continue // NodeClaims are Karpenter's own, and immutable
+		}
+		out = append(out, admissionregistrationv1.RuleWithOperations{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+			Rule: admissionregistrationv1.Rule{
+				APIGroups: []string{k.Group}, APIVersions: []string{"*"}, Resources: []string{k.Resource},
+				Scope: ptr.To(admissionregistrationv1.ClusterScope),
+			},
+		})
+	}
+	return out
+}
+
+func typeMeta(kind string) metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: kind}
+}
+
+// Validating is karpgate's ValidatingWebhookConfiguration. It fails
+// closed: a policy gate that opens when karpgate is down is no gate. To
+// recover from an outage: kubectl delete validatingwebhookconfiguration
+// karpgate.
+func Validating(e Endpoint) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	return &admissionregistrationv1.ValidatingWebhookConfiguration{
+		TypeMeta:   typeMeta("ValidatingWebhookConfiguration"),
+		ObjectMeta: metav1.ObjectMeta{Name: deploy.WebhookConfigurationName},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name:                    deploy.ValidatingWebhookName,
+			ClientConfig:            e.admission(deploy.ValidatePath),
+			Rules:                   rules(),
+			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
+			MatchPolicy:             ptr.To(admissionregistrationv1.Equivalent),
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			TimeoutSeconds:          ptr.To(int32(deploy.WebhookTimeoutSeconds)),
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+}
+
+// Mutating is karpgate's MutatingWebhookConfiguration. It fails open:
+// mutations are conveniences, and the validating webhook still judges the
+// object.
+func Mutating(e Endpoint) *admissionregistrationv1.MutatingWebhookConfiguration {
+	return &admissionregistrationv1.MutatingWebhookConfiguration{
+		TypeMeta:   typeMeta("MutatingWebhookConfiguration"),
+		ObjectMeta: metav1.ObjectMeta{Name: deploy.WebhookConfigurationName},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name:                    deploy.MutatingWebhookName,
+			ClientConfig:            e.admission(deploy.MutatePath),
+			Rules:                   rules(),
+			FailurePolicy:           ptr.To(admissionregistrationv1.Ignore),
+			MatchPolicy:             ptr.To(admissionregistrationv1.Equivalent),
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			TimeoutSeconds:          ptr.To(int32(deploy.WebhookTimeoutSeconds)),
+			AdmissionReviewVersions: []string{"v1"},
+			ReinvocationPolicy:      ptr.To(admissionregistrationv1.NeverReinvocationPolicy),
+		}},
+	}
+}
+
+// Conversion is the conversion stanza pointing a Karpenter CRD at karpgate,
+// with the review versions the CRD itself lists.
+func Conversion(e Endpoint, reviewVersions []string) *apiextensionsv1.CustomResourceConversion {
+	return &apiextensionsv1.CustomResourceConversion{
+		Strategy: apiextensionsv1.WebhookConverter,
+		Webhook: &apiextensionsv1.WebhookConversion{
+			ClientConfig:             e.conversion(deploy.ConvertPath),
+			ConversionReviewVersions: reviewVersions,
+		},
+	}
+}
+
+// ConversionPatch is a merge patch that sets a CRD's conversion stanza.
+// envtest drops the conversion webhooks of CRDs it installs, so local runs
+// and tests point them at karpgate once the API server is up.
+func ConversionPatch(e Endpoint, reviewVersions []string) ([]byte, error) {
+	return json.Marshal(map[string]any{"spec": map[string]any{"conversion": Conversion(e, reviewVersions)}})
+}

@@ -1,0 +1,85 @@
+package webhookconfig
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
+	"github.com/karpgate/karpgate/internal/deploy"
+)
+
+// TestConfigurationsFollowTheServeContract checks the parts of the
+// configurations the serve contract fixes, for both kinds of endpoint.
+func TestConfigurationsFollowTheServeContract(t *testing.T) {
+	ca := []byte("CA")
+	tests := []struct {
+		name      string
+		endpoint  Endpoint
+		wantURL   string
+		wantSvc   string
+		wantConvt string
+	}{
+		{"url", URLEndpoint("https://127.0.0.1:9443", ca), "https://127.0.0.1:9443/validate", "", "https://127.0.0.1:9443/convert"},
+		{"service", ServiceEndpoint(ca), "", "karpgate/karpgate:443/validate", "karpgate/karpgate:443/convert"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Validating(tt.endpoint).Webhooks[0]
+			m := Mutating(tt.endpoint).Webhooks[0]
+			if v.Name != deploy.ValidatingWebhookName || m.Name != deploy.MutatingWebhookName {
+				t.Fatalf("names %s %s", v.Name, m.Name)
+			}
+			if *v.FailurePolicy != "Fail" || *m.FailurePolicy != "Ignore" || *v.SideEffects != "None" || *m.SideEffects != "None" {
+				t.Fatalf("failure policies %s %s, side effects %s %s", *v.FailurePolicy, *m.FailurePolicy, *v.SideEffects, *m.SideEffects)
+			}
+			if *v.TimeoutSeconds != deploy.WebhookTimeoutSeconds || len(v.AdmissionReviewVersions) != 1 || v.AdmissionReviewVersions[0] != "v1" {
+				t.Fatalf("timeout %d, review versions %v", *v.TimeoutSeconds, v.AdmissionReviewVersions)
+			}
+			rules, _ := json.Marshal(v.Rules)
+			want := `[{"operations":["CREATE","UPDATE"],"apiGroups":["karpenter.sh"],"apiVersions":["*"],"resources":["nodepools"],"scope":"Cluster"},` +
+				`{"operations":["CREATE","UPDATE"],"apiGroups":["karpenter.k8s.aws"],"apiVersions":["*"],"resources":["ec2nodeclasses"],"scope":"Cluster"}]`
+			if string(rules) != want {
+				t.Fatalf("rules %s\nwant %s", rules, want)
+			}
+			mrules, _ := json.Marshal(m.Rules)
+			if string(mrules) != want {
+				t.Fatalf("mutating rules %s", mrules)
+			}
+			if got := address(v.ClientConfig); got != tt.wantURL+tt.wantSvc {
+				t.Fatalf("validating endpoint %s", got)
+			}
+			conv := Conversion(tt.endpoint, []string{"v1beta1", "v1"}).Webhook
+			cc := conv.ClientConfig
+			got := ""
+			if cc.URL != nil {
+				got = *cc.URL
+			} else {
+				got = fmt.Sprintf("%s/%s:%d%s", cc.Service.Namespace, cc.Service.Name, *cc.Service.Port, *cc.Service.Path)
+			}
+			if got != tt.wantConvt || string(cc.CABundle) != "CA" || len(conv.ConversionReviewVersions) != 2 {
+				t.Fatalf("conversion %s %+v", got, conv)
+			}
+		})
+	}
+}
+
+// address is a client config's URL, or namespace/name:port/path.
+func address(cc admissionregistrationv1.WebhookClientConfig) string {
+	if cc.URL != nil {
+		return *cc.URL
+	}
+	return fmt.Sprintf("%s/%s:%d%s", cc.Service.Namespace, cc.Service.Name, *cc.Service.Port, *cc.Service.Path)
+}
+
+func TestConversionPatch(t *testing.T) {
+	patch, err := ConversionPatch(URLEndpoint("https://127.0.0.1:1", []byte("CA")), []string{"v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"spec":{"conversion":{"strategy":"Webhook","webhook":{"clientConfig":{"url":"https://127.0.0.1:1/convert","caBundle":"Q0E="},"conversionReviewVersions":["v1"]}}}}`
+	if string(patch) != want {
+		t.Fatalf("got %s\nwant %s", patch, want)
+	}
+}

@@ -1,0 +1,42 @@
+# METADATA
+# title: nodeClassRef group and kind filled in
+# description: >-
+#   v1 requires nodeClassRef group and kind, and a NodePool that names only
+#   the EC2NodeClass is the commonest v1 apply failure. The mutating webhook
+#   fills in the AWS provider's group and kind, and says so
+#   (karpgate.yaml mutations.nodeClassRefDefaults).
+# custom:
+#   id: KG701
+#   severity: warn
+#   kinds: [NodePool]
+#   points: [admission]
+#   fix: Write group and kind in the manifest, so that it applies the same without karpgate.
+package karpgate.rules.mutation_node_class_ref_defaults
+
+import data.karpgate.lib
+
+violation contains {
+	"msg": sprintf("karpgate set %s, which v1 requires and the manifest left out", [concat(" and ", [sprintf("%s: %s", [field, defaults[field]]) | some field in missing])]),
+	"path": lib.node_class_ref_path,
+	"patch": [{"op": "add", "path": sprintf("/spec/template/spec/nodeClassRef/%s", [field]), "value": defaults[field]} | some field in missing],
+} if {
+	data.karpgate.config.mutations.nodeClassRefDefaults
+	lib.is_v1
+	input.object.kind == "NodePool"
+	is_object(lib.node_class_ref)
+	missing := [field | some field in ["group", "kind"]; needs(field)]
+	count(missing) > 0
+}
+
+defaults := {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass"}
+
+unset(field) if object.get(lib.node_class_ref, field, "") in {"", null}
+
+needs("group") if unset("group")
+
+# EC2NodeClass is the kind of the AWS group only; another provider's group
+# keeps its kind to its author.
+needs("kind") if {
+	unset("kind")
+	object.get(lib.node_class_ref, "group", "") in {"", null, defaults.group}
+}

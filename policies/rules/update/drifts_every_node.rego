@@ -1,0 +1,121 @@
+# METADATA
+# title: Update replaces every node
+# description: >-
+#   Karpenter hashes a NodePool's spec.template (everything but requirements)
+#   and an EC2NodeClass's static fields (userData, tags, blockDeviceMappings,
+#   metadataOptions, role, instanceProfile, ...; kubelet through a hash of its
+#   own). An update that changes one of them marks every NodeClaim of the pool
+#   drifted, and Karpenter replaces them all, as fast as the Drifted budgets
+#   allow. Moving an alias to another version drifts every node the same way.
+# custom:
+#   id: KG601
+#   severity: warn
+#   kinds: [NodePool, EC2NodeClass]
+#   points: [admission]
+#   fix: If replacing every node is not what you want, revert these fields; otherwise check when the Drifted budgets allow it (karpgate budgets).
+package karpgate.rules.update_drifts_every_node
+
+import data.karpgate.lib
+
+violation contains {
+	"msg": sprintf("this update changes %s, which Karpenter hashes: every node of %s drifts and is replaced, as fast as its Drifted budgets allow", [lib.and_list(changed), lib.ref(input.object)]),
+	"path": changed[0],
+} if {
+	input.operation == "UPDATE"
+	changed := sort([path | some path in hashed_paths; changed_at(path)])
+	count(changed) > 0
+}
+
+violation contains {
+	"msg": sprintf("this update moves the AMI alias from %q to %q: every node runs an AMI the new alias does not select, so every node of %s drifts and is replaced", [old_alias, new_alias, lib.ref(input.object)]),
+	"path": sprintf("spec.amiSelectorTerms[%d].alias", [i]),
+} if {
+	input.operation == "UPDATE"
+	input.object.kind == "EC2NodeClass"
+	some [i, new_alias] in lib.alias_terms
+	some old_term in input.oldObject.spec.amiSelectorTerms
+	old_alias := old_term.alias
+	is_string(old_alias)
+	lower(old_alias) != lower(new_alias)
+	not latest_introduced(old_alias, new_alias) # KG602 says it better
+}
+
+latest_introduced(old_alias, new_alias) if {
+	lib.alias_version(new_alias) == "latest"
+	lib.alias_version(old_alias) != "latest"
+}
+
+# --- What Karpenter hashes --------------------------------------------------
+
+# NodePool: spec.template, except the requirements (which drift only the
+# NodeClaims that no longer match) and v1beta1's always-empty resources.
+hashed_paths contains sprintf("spec.template.metadata.%s", [key]) if {
+	input.object.kind == "NodePool"
+	some key in keys(["spec", "template", "metadata"])
+}
+
+hashed_paths contains sprintf("spec.template.spec.%s", [key]) if {
+	input.object.kind == "NodePool"
+	some key in keys(["spec", "template", "spec"])
+	not key in {"requirements", "resources"}
+}
+
+# EC2NodeClass: the static spec fields. Selector terms resolve to subnets,
+# security groups and AMIs, whose drift Karpenter judges per node; amiFamily
+# is hashed as the family it resolves to (see below).
+hashed_paths contains sprintf("spec.%s", [key]) if {
+	input.object.kind == "EC2NodeClass"
+	some key in keys(["spec"])
+	not key in {"subnetSelectorTerms", "securityGroupSelectorTerms", "amiSelectorTerms", "capacityReservationSelectorTerms", "amiFamily"}
+}
+
+hashed_paths contains "spec.amiFamily" if {
+	input.object.kind == "EC2NodeClass"
+	resolved_family(input.object) != resolved_family(input.oldObject)
+}
+
+keys(path) := {key | some key, _ in object.get(input.object, path, {})} | {key | some key, _ in object.get(input.oldObject, path, {})}
+
+# The family Karpenter hashes: amiFamily when set, else the alias's family,
+# so adding amiFamily: AL2023 next to al2023@latest drifts nothing.
+resolved_family(obj) := lower(obj.spec.amiFamily) if {
+	is_string(obj.spec.amiFamily)
+} else := lib.alias_family(term.alias) if {
+	some term in obj.spec.amiSelectorTerms
+	is_string(term.alias)
+} else := "custom"
+
+# --- Comparing as Karpenter's hash does ---------------------------------------
+
+# The hash treats lists as sets and zero values as absent.
+changed_at(path) if {
+	path != "spec.amiFamily"
+	p := split(path, ".")
+	normal(object.get(input.object, p, null)) != normal(object.get(input.oldObject, p, null))
+}
+
+changed_at("spec.amiFamily") if hashed_paths["spec.amiFamily"]
+
+normal(x) := null if {
+	is_zero(x)
+} else := {e | some e in x} if {
+	is_array(x)
+} else := x
+
+is_zero(null)
+
+is_zero("")
+
+is_zero(false)
+
+is_zero(0)
+
+is_zero(x) if {
+	is_array(x)
+	count(x) == 0
+}
+
+is_zero(x) if {
+	is_object(x)
+	count(x) == 0
+}

@@ -1,0 +1,93 @@
+package admission
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/go-logr/logr"
+	admissionv1 "k8s.io/api/admission/v1"
+	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+)
+
+// unrecovered serves h without controller-runtime's panic recovery, so that
+// a panic fails the fuzz target instead of turning into an error response.
+func unrecovered(h ctrladmission.Handler) http.Handler {
+	return (&ctrladmission.Webhook{Handler: h}).WithRecoverPanic(false)
+}
+
+// checkAnswer fails unless body is an AdmissionReview response that either
+// admits or says why not.
+func checkAnswer(t *testing.T, h http.Handler, body []byte) {
+	req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var review admissionv1.AdmissionReview
+	if err := json.Unmarshal(rec.Body.Bytes(), &review); err != nil || review.Response == nil {
+		t.Fatalf("no AdmissionReview response (%v): %s", err, rec.Body.String())
+	}
+	if r := review.Response; !r.Allowed && (r.Result == nil || r.Result.Message == "") {
+		t.Fatalf("refused without a reason: %+v", r)
+	}
+}
+
+func fuzzHandlers(f *testing.F, karpgateYAML string) []http.Handler {
+	engines := newEngine(f, karpgateYAML)
+	return []http.Handler{
+		unrecovered(&Validator{Engines: engines, Log: logr.Discard()}),
+		unrecovered(&Mutator{Engines: engines, Log: logr.Discard()}),
+	}
+}
+
+// FuzzAdmissionReview feeds arbitrary bodies to both webhooks.
+func FuzzAdmissionReview(f *testing.F) {
+	for _, r := range []request{
+		{op: admissionv1.Create, object: nodeClass("p", production, "al2023@latest")},
+		{op: admissionv1.Update, object: nodePool("p", map[string]any{"name": "x"}, weekendFreeze), old: nodePool("p", fullRef)},
+		{op: admissionv1.Create, object: nodeClass("d", nil, "al2023@latest"), dryRun: true},
+	} {
+		f.Add(r.body(f))
+	}
+	f.Add([]byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1","operation":"CREATE","object":{"apiVersion":"karpenter.sh/v1","kind":"NodePool","spec":7}}}`))
+	f.Add([]byte(`{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{"uid":"1","operation":"UPDATE","object":{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass"},"oldObject":null}}`))
+	f.Add([]byte(`kind: AdmissionReview`))
+	f.Add([]byte{})
+	handlers := fuzzHandlers(f, pinning)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, h := range handlers {
+			checkAnswer(t, h, body)
+		}
+	})
+}
+
+// FuzzObjects keeps the review well formed and fuzzes the objects in it,
+// so that the engine and the mutations see arbitrary Karpenter objects.
+func FuzzObjects(f *testing.F) {
+	seeds := [][2]map[string]any{
+		{nodeClass("p", production, "al2023@latest"), nodeClass("p", production, "al2023@v20240807")},
+		{nodePool("p", map[string]any{"name": "x"}, weekendFreeze), nodePool("p", fullRef)},
+		{nodePool("p", fullRef, map[string]any{"nodes": "0", "reasons": []any{"Drifted"}}), nil},
+	}
+	for _, s := range seeds {
+		f.Add(mustJSON(f, s[0]), mustJSON(f, s[1]), s[1] != nil)
+	}
+	f.Add([]byte(`{"apiVersion":"karpenter.sh/v1","kind":"NodePool","spec":{"template":{"spec":{"nodeClassRef":[]}},"disruption":{"budgets":"x"}}}`), []byte(`{"apiVersion":"karpenter.sh/v1","kind":"NodePool","spec":{"template":7}}`), true)
+	f.Add([]byte(`{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass","metadata":{"labels":{"karpgate.io/environment":"prod"}},"spec":{"amiSelectorTerms":[{"alias":"@latest"},{"alias":7}]}}`), []byte(`null`), false)
+	handlers := fuzzHandlers(f, pinning)
+	f.Fuzz(func(t *testing.T, object, oldObject []byte, update bool) {
+		if !json.Valid(object) || !json.Valid(oldObject) {
+			t.Skip("the review would not be JSON; FuzzAdmissionReview covers that")
+		}
+		op := "CREATE"
+		if update {
+			op = "UPDATE"
+		}
+		body := []byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1","kind":{"kind":"NodePool"},"name":"p","operation":"` + op + `","object":` + string(object) + `,"oldObject":` + string(oldObject) + `}}`)
+		for _, h := range handlers {
+			checkAnswer(t, h, body)
+		}
+	})
+}

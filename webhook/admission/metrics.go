@@ -1,0 +1,60 @@
+package admission
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Webhook names, as metric labels.
+const (
+	validating = "validate"
+	mutating   = "mutate"
+)
+
+// Verdicts, as metric labels.
+const (
+	verdictAllowed = "allowed"
+	verdictDenied  = "denied"
+	verdictPatched = "patched"
+	verdictError   = "error"
+	verdictSkipped = "skipped"
+)
+
+// What a finding did, as metric labels.
+const (
+	actionDeny          = "deny"
+	actionWarn          = "warn"
+	actionGrandfathered = "grandfathered"
+	actionWaived        = "waived"
+	actionMutate        = "mutate"
+)
+
+var (
+	requestsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "karpgate_admission_requests_total",
+		Help: "Admission requests by webhook (validate, mutate), kind, operation, verdict (allowed, denied, patched, error, skipped) and dry_run.",
+	}, []string{"webhook", "kind", "operation", "verdict", "dry_run"})
+	findingsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "karpgate_admission_decisions_total",
+		Help: "Findings acted on at admission, by webhook, rule, action (deny, warn, grandfathered, waived, mutate) and dry_run.",
+	}, []string{"webhook", "rule", "action", "dry_run"})
+	evaluationSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "karpgate_admission_evaluation_seconds",
+		Help:    "Time spent evaluating policies per admission request, by webhook; request latency per endpoint is controller_runtime_webhook_latency_seconds.",
+		Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5},
+	}, []string{"webhook"})
+)
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(requestsTotal, findingsTotal, evaluationSeconds)
+}
+
+func countRequest(webhook string, r review, verdict string) {
+	requestsTotal.WithLabelValues(webhook, r.kind, string(r.operation), verdict, strconv.FormatBool(r.dryRun)).Inc()
+}
+
+func countFinding(webhook string, r review, rule, action string) {
+	findingsTotal.WithLabelValues(webhook, rule, action, strconv.FormatBool(r.dryRun)).Inc()
+}

@@ -1,0 +1,123 @@
+package admission
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/go-logr/logr"
+	admissionv1 "k8s.io/api/admission/v1"
+	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/karpgate/karpgate/policies"
+)
+
+// Mutator answers the mutating webhook.
+type Mutator struct {
+	Engines Engines
+	Log     logr.Logger
+}
+
+var _ ctrladmission.Handler = (*Mutator)(nil)
+
+// Handle applies the mutations the rules return; see the package
+// documentation. It never denies: a mutation that cannot be worked out is
+// skipped with a warning, as the webhook's failurePolicy Ignore would.
+func (m *Mutator) Handle(ctx context.Context, req ctrladmission.Request) ctrladmission.Response {
+	r, skip, err := decode(req)
+	switch {
+	case errors.Is(err, errNoRequest):
+		countRequest(mutating, r, verdictError)
+		return ctrladmission.Errored(http.StatusBadRequest, err)
+	case err != nil:
+		countRequest(mutating, r, verdictError)
+		return ctrladmission.Allowed("").WithWarnings(oneLine(err.Error() + "; karpgate made no changes"))
+	case skip:
+		countRequest(mutating, r, verdictSkipped)
+		return ctrladmission.Allowed("")
+	}
+	start := time.Now()
+	res, err := m.Engines.Engine().Evaluate(ctx, r.request())
+	evaluationSeconds.WithLabelValues(mutating).Observe(time.Since(start).Seconds())
+	if err != nil {
+		countRequest(mutating, r, verdictError)
+		m.Log.Error(err, "evaluation failed", "object", r.ref, "operation", r.operation)
+		return ctrladmission.Allowed("").WithWarnings(oneLine(evaluationError(r, err, "it is admitted without karpgate's mutations").Error()))
+	}
+	patch, warnings := m.mutate(r, req.Object.Raw, res.Findings)
+	if len(patch) == 0 {
+		countRequest(mutating, r, verdictAllowed)
+		return ctrladmission.Allowed("").WithWarnings(warnings...)
+	}
+	body, err := json.Marshal(patch)
+	if err != nil { // the operations came from JSON; this cannot fail
+		countRequest(mutating, r, verdictError)
+		return ctrladmission.Allowed("").WithWarnings("karpgate could not encode its mutations: " + err.Error())
+	}
+	countRequest(mutating, r, verdictPatched)
+	patchType := admissionv1.PatchTypeJSONPatch
+	resp := ctrladmission.Allowed("").WithWarnings(warnings...)
+	resp.Patch, resp.PatchType = body, &patchType
+	return resp
+}
+
+// mutate applies each finding's patch in turn to the object, so that a
+// later mutation sees the earlier ones and the combined patch is valid
+// against the original. A patch that does not apply is skipped, with a
+// warning; it never spoils the others.
+func (m *Mutator) mutate(r review, object []byte, findings []policies.Finding) (applied []patchOperation, warnings []string) {
+	doc := object
+	for _, f := range findings {
+		if len(f.Patch) == 0 {
+			continue
+		}
+		ops := make([]patchOperation, len(f.Patch))
+		for i, op := range f.Patch {
+			ops[i] = patchOperation(op)
+		}
+		next, err := apply(doc, ops)
+		if err != nil {
+			m.Log.Info("mutation not applied", "object", r.ref, "rule", f.RuleID, "error", err.Error())
+			warnings = append(warnings, oneLine(fmt.Sprintf("%s could not be applied to %s, so karpgate skipped it: %v", f.RuleID, r.ref, err)))
+			continue
+		}
+		doc, applied = next, append(applied, ops...)
+		warnings = append(warnings, warning(f))
+		countFinding(mutating, r, f.RuleID, actionMutate)
+	}
+	return applied, warnings
+}
+
+func apply(doc []byte, ops []patchOperation) ([]byte, error) {
+	raw, err := json.Marshal(ops)
+	if err != nil {
+		return nil, err
+	}
+	p, err := jsonpatch.DecodePatch(raw)
+	if err != nil {
+		return nil, err
+	}
+	return p.Apply(doc)
+}
+
+// patchOperation is policies.PatchOperation with the value always written
+// for the operations that need one: false, 0 and "" are values too.
+type patchOperation policies.PatchOperation
+
+func (op patchOperation) MarshalJSON() ([]byte, error) {
+	if op.Op == "remove" {
+		return json.Marshal(struct {
+			Op   string `json:"op"`
+			Path string `json:"path"`
+		}{op.Op, op.Path})
+	}
+	return json.Marshal(struct {
+		Op    string `json:"op"`
+		Path  string `json:"path"`
+		Value any    `json:"value"`
+	}{op.Op, op.Path, op.Value})
+}

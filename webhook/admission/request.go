@@ -1,0 +1,88 @@
+package admission
+
+import (
+	"errors"
+	"fmt"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/conversion"
+	"github.com/karpgate/karpgate/policies"
+)
+
+// errNoRequest is a body that decodes to no admission request at all.
+var errNoRequest = errors.New("the body is not an AdmissionReview with a request (no request.uid); karpgate answers admission.k8s.io/v1 AdmissionReviews from the API server")
+
+// review is an admission request decoded for the engine.
+type review struct {
+	object    map[string]any
+	oldObject map[string]any
+	operation policies.Operation
+	dryRun    bool
+	kind      string
+	ref       string // "EC2NodeClass/production"
+}
+
+// decode reads the objects of a request. skip is true for requests karpgate
+// has no rules for (other kinds, DELETE, objects being deleted), which are
+// allowed untouched.
+func decode(req ctrladmission.Request) (r review, skip bool, err error) {
+	r.operation = policies.Operation(req.Operation)
+	r.dryRun = req.DryRun != nil && *req.DryRun
+	r.kind = req.Kind.Kind
+	r.ref = fmt.Sprintf("%s/%s", req.Kind.Kind, req.Name)
+	if req.UID == "" {
+		// YAML, an empty body or a review without a request all decode to
+		// an empty request; the API server always sends a UID.
+		return r, false, errNoRequest
+	}
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return r, true, nil
+	}
+	if len(req.Object.Raw) == 0 {
+		return r, false, fmt.Errorf("the %s request for %s carries no object", req.Operation, r.ref)
+	}
+	if r.object, err = conversion.DecodeObject(req.Object.Raw); err != nil {
+		return r, false, fmt.Errorf("request.object of %s is not a JSON object: %v", r.ref, err)
+	}
+	apiVersion, _ := r.object["apiVersion"].(string)
+	kind, _ := r.object["kind"].(string)
+	if !policies.Handles(apiVersion, kind) {
+		return r, true, nil
+	}
+	r.kind = kind
+	if name := objectName(r.object); name != "" {
+		r.ref = kind + "/" + name
+	}
+	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
+		if r.oldObject, err = conversion.DecodeObject(req.OldObject.Raw); err != nil {
+			return r, false, fmt.Errorf("request.oldObject of %s is not a JSON object: %v", r.ref, err)
+		}
+		// Removing finalizers from an object being deleted must always work.
+		if beingDeleted(r.oldObject) {
+			return r, true, nil
+		}
+	}
+	return r, false, nil
+}
+
+func (r review) request() policies.Request {
+	return policies.Request{Object: r.object, OldObject: r.oldObject, Operation: r.operation, Point: config.Admission}
+}
+
+func objectName(obj map[string]any) string {
+	metadata, _ := obj["metadata"].(map[string]any)
+	name, _ := metadata["name"].(string)
+	if name == "" {
+		name, _ = metadata["generateName"].(string)
+	}
+	return name
+}
+
+func beingDeleted(obj map[string]any) bool {
+	metadata, _ := obj["metadata"].(map[string]any)
+	ts, _ := metadata["deletionTimestamp"].(string)
+	return ts != ""
+}

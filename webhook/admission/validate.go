@@ -1,0 +1,112 @@
+package admission
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/policies"
+)
+
+// Engines hands out the engine to evaluate with. Hot reload swaps it
+// between requests; one request uses one engine from start to end.
+type Engines interface {
+	Engine() *policies.Engine
+}
+
+// Static is an Engines that always hands out the same engine, for callers
+// that do not reload.
+func Static(engine *policies.Engine) Engines { return static{engine} }
+
+type static struct{ engine *policies.Engine }
+
+func (s static) Engine() *policies.Engine { return s.engine }
+
+// Validator answers the validating webhook.
+type Validator struct {
+	Engines Engines
+	Log     logr.Logger
+}
+
+var _ ctrladmission.Handler = (*Validator)(nil)
+
+// Handle evaluates one request; see the package documentation.
+func (v *Validator) Handle(ctx context.Context, req ctrladmission.Request) ctrladmission.Response {
+	r, skip, err := decode(req)
+	switch {
+	case err != nil:
+		countRequest(validating, r, verdictError)
+		return ctrladmission.Errored(http.StatusBadRequest, err)
+	case skip:
+		countRequest(validating, r, verdictSkipped)
+		return ctrladmission.Allowed("")
+	}
+	engine := v.Engines.Engine()
+	start := time.Now()
+	res, err := engine.Evaluate(ctx, r.request())
+	var before *policies.Result
+	if err == nil && r.oldObject != nil && res.Denied() {
+		before, err = engine.Evaluate(ctx, policies.Request{Object: r.oldObject, Point: config.Admission})
+	}
+	evaluationSeconds.WithLabelValues(validating).Observe(time.Since(start).Seconds())
+	if err != nil {
+		countRequest(validating, r, verdictError)
+		v.Log.Error(err, "evaluation failed", "object", r.ref, "operation", r.operation)
+		return ctrladmission.Errored(http.StatusInternalServerError, evaluationError(r, err, "the validating webhook fails closed, so the request is refused"))
+	}
+	denials, warnings := judge(r, res, before)
+	if len(denials) > 0 {
+		countRequest(validating, r, verdictDenied)
+		return ctrladmission.Denied(denialMessage(r.ref, denials)).WithWarnings(warnings...)
+	}
+	countRequest(validating, r, verdictAllowed)
+	return ctrladmission.Allowed("").WithWarnings(warnings...)
+}
+
+// judge sorts findings into denials and warnings. Mutations are left to the
+// mutating webhook: a patch finding seen here means it did not run. before
+// holds the old object's findings on an UPDATE that has denials.
+func judge(r review, res *policies.Result, before *policies.Result) (denials []policies.Finding, warnings []string) {
+	existing := map[string]bool{}
+	if before != nil {
+		for _, f := range before.Denials() {
+			existing[f.RuleID+"\x00"+f.Path] = true
+		}
+	}
+	for _, f := range res.Findings {
+		switch {
+		case len(f.Patch) > 0:
+			continue
+		case f.Action == config.Deny && existing[f.RuleID+"\x00"+f.Path]:
+			warnings = append(warnings, grandfathered(f))
+			countFinding(validating, r, f.RuleID, actionGrandfathered)
+		case f.Action == config.Deny:
+			denials = append(denials, f)
+			countFinding(validating, r, f.RuleID, actionDeny)
+		default:
+			warnings = append(warnings, warning(f))
+			countFinding(validating, r, f.RuleID, actionWarn)
+		}
+	}
+	for _, f := range res.Waived {
+		if len(f.Patch) > 0 {
+			continue
+		}
+		warnings = append(warnings, waived(f))
+		countFinding(validating, r, f.RuleID, actionWaived)
+	}
+	return denials, warnings
+}
+
+func evaluationError(r review, err error, consequence string) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("karpgate could not evaluate %s within the request timeout (--request-timeout); %s", r.ref, consequence)
+	}
+	return fmt.Errorf("karpgate could not evaluate %s: %v; %s", r.ref, err, consequence)
+}

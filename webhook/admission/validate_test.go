@@ -1,0 +1,177 @@
+package admission
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	admissionv1 "k8s.io/api/admission/v1"
+	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+)
+
+func TestValidatingWebhook(t *testing.T) {
+	hook := NewValidatingWebhook(newEngine(t, ""), logr.Discard())
+	pinned := nodeClass("production", production, "al2023@v20240807")
+	latestProd := nodeClass("production-latest", production, "al2023@latest")
+	latestDev := nodeClass("dev", nil, "al2023@latest")
+	frozen := nodePool("weekend", fullRef, weekendFreeze)
+	waivedLatest := patch(t, latestProd, `[{"op":"add","path":"/metadata/annotations","value":{"karpgate.io/waive-KG101":"canary fleet, rolled by hand"}}]`)
+	beingDeleted := patch(t, frozen, `[{"op":"add","path":"/metadata/deletionTimestamp","value":"2024-06-05T12:00:00Z"}]`)
+	configMap := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}}
+
+	tests := []struct {
+		name    string
+		req     request
+		allowed bool
+		// message is the whole denial; warnings must match in order, by
+		// prefix, and be all there is.
+		message  string
+		warnings []string
+	}{
+		{
+			name: "pinned production alias", req: request{op: admissionv1.Create, object: pinned}, allowed: true,
+		},
+		{
+			name: "@latest in production", req: request{op: admissionv1.Create, object: latestProd},
+			message: "EC2NodeClass/production-latest breaks 1 karpgate rule:\n" +
+				`KG101 spec.amiSelectorTerms[0].alias: alias "al2023@latest" follows every AMI release, so each release drifts and replaces every node of this production EC2NodeClass (fix: Pin a version you have tested, such as al2023@v20240807)`,
+		},
+		{
+			name: "@latest in production, dry run", req: request{op: admissionv1.Create, object: latestProd, dryRun: true},
+			message: "EC2NodeClass/production-latest breaks 1 karpgate rule:\n" +
+				`KG101 spec.amiSelectorTerms[0].alias: alias "al2023@latest" follows every AMI release, so each release drifts and replaces every node of this production EC2NodeClass (fix: Pin a version you have tested, such as al2023@v20240807)`,
+		},
+		{
+			name: "@latest outside production", req: request{op: admissionv1.Create, object: latestDev}, allowed: true,
+			warnings: []string{`KG102 spec.amiSelectorTerms[0].alias: alias "al2023@latest" follows every AMI release: each release drifts and replaces every node of this EC2NodeClass (fix: Pin a version you have tested, such as al2023@v20240807)`},
+		},
+		{
+			name: "waived @latest in production", req: request{op: admissionv1.Create, object: waivedLatest}, allowed: true,
+			warnings: []string{`KG101 waived by annotation karpgate.io/waive-KG101 ("canary fleet, rolled by hand") at spec.amiSelectorTerms[0].alias: alias "al2023@latest" follows every AMI release`},
+		},
+		{
+			name: "budget schedule Karpenter cannot parse", req: request{op: admissionv1.Create, object: frozen},
+			message: "NodePool/weekend breaks 1 karpgate rule:\n" +
+				`KG201 spec.disruption.budgets[0].schedule: "0 9 * * sat-sun" is not a valid cron: beginning of range (6) beyond end of range (0): sat-sun; the API server accepts it, then Karpenter allows zero voluntary disruptions of this NodePool for every reason (fix: Use "0 9 * * sat,sun".)`,
+		},
+		{
+			name: "update that introduces the broken schedule",
+			req:  request{op: admissionv1.Update, object: frozen, old: nodePool("weekend", fullRef)},
+			message: "NodePool/weekend breaks 1 karpgate rule:\n" +
+				`KG201 spec.disruption.budgets[0].schedule: "0 9 * * sat-sun"`,
+		},
+		{
+			name:    "update of an object that already broke the rule",
+			req:     request{op: admissionv1.Update, object: patch(t, frozen, `[{"op":"add","path":"/metadata/labels","value":{"owner":"x"}}]`), old: frozen},
+			allowed: true,
+			warnings: []string{
+				`KG201 spec.disruption.budgets[0].schedule: "0 9 * * sat-sun" is not a valid cron`,
+			},
+		},
+		{
+			name:    "update that drifts every node",
+			req:     request{op: admissionv1.Update, object: patch(t, nodePool("p", fullRef), `[{"op":"replace","path":"/spec/template/metadata/labels/team","value":"b"}]`), old: nodePool("p", fullRef)},
+			allowed: true,
+			warnings: []string{
+				"KG601 spec.template.metadata.labels: this update changes spec.template.metadata.labels, which Karpenter hashes: every node of NodePool/p drifts and is replaced, as fast as its Drifted budgets allow (fix: If replacing every node",
+			},
+		},
+		{
+			name:    "update that switches to @latest",
+			req:     request{op: admissionv1.Update, object: latestDev, old: nodeClass("dev", nil, "al2023@v20240807")},
+			allowed: true,
+			warnings: []string{
+				`KG102 spec.amiSelectorTerms[0].alias: alias "al2023@latest" follows every AMI release`,
+				`KG602 spec.amiSelectorTerms[0].alias: this update switches the AMI selection to "al2023@latest": every node of EC2NodeClass/dev drifts now`,
+			},
+		},
+		{
+			// The mutating webhook did not run: its finding is not repeated
+			// here, the rule the mutation would have satisfied denies.
+			name: "nodeClassRef without group and kind",
+			req:  request{op: admissionv1.Create, object: nodePool("ref", map[string]any{"name": "default"})},
+			message: "NodePool/ref breaks 1 karpgate rule:\n" +
+				"KG404 spec.template.spec.nodeClassRef: spec.template.spec.nodeClassRef has no group or kind, which v1 requires (fix: Add group: karpenter.k8s.aws and kind: EC2NodeClass)",
+		},
+		{name: "not a Karpenter kind", req: request{op: admissionv1.Create, object: configMap}, allowed: true},
+		{name: "delete", req: request{op: admissionv1.Delete, old: latestProd}, allowed: true},
+		{name: "finalizer removal while deleting", req: request{op: admissionv1.Update, object: beingDeleted, old: beingDeleted}, allowed: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, review := post(t, hook, tt.req.body(t), "application/json")
+			resp := review.Response
+			if code != http.StatusOK || resp.UID != "b6c1e3a0-0d6a-4c5e-9a57-4a2bd1f6a001" {
+				t.Fatalf("HTTP %d, uid %q", code, resp.UID)
+			}
+			if resp.Allowed != tt.allowed {
+				t.Fatalf("allowed = %v, want %v: %+v", resp.Allowed, tt.allowed, resp.Result)
+			}
+			if !tt.allowed {
+				if resp.Result.Code != http.StatusForbidden || !strings.HasPrefix(resp.Result.Message, tt.message) {
+					t.Errorf("denial %d:\n%s\nwant prefix:\n%s", resp.Result.Code, resp.Result.Message, tt.message)
+				}
+			}
+			if len(resp.Warnings) != len(tt.warnings) {
+				t.Fatalf("warnings:\n%s\nwant %d", strings.Join(resp.Warnings, "\n"), len(tt.warnings))
+			}
+			for i, w := range tt.warnings {
+				if !strings.HasPrefix(resp.Warnings[i], w) || strings.Contains(resp.Warnings[i], "\n") {
+					t.Errorf("warning %d:\n%s\nwant one line starting with:\n%s", i, resp.Warnings[i], w)
+				}
+			}
+		})
+	}
+}
+
+func TestGrandfatheredWarningSaysWhy(t *testing.T) {
+	hook := NewValidatingWebhook(newEngine(t, ""), logr.Discard())
+	frozen := nodePool("weekend", fullRef, weekendFreeze)
+	relabelled := patch(t, frozen, `[{"op":"add","path":"/metadata/labels","value":{"owner":"x"}}]`)
+	_, review := post(t, hook, request{op: admissionv1.Update, object: relabelled, old: frozen}.body(t), "application/json")
+	if w := review.Response.Warnings; len(w) != 1 || !strings.HasSuffix(w[0], "[present before this update, so it does not block it; fix it when you can]") {
+		t.Fatalf("warnings %q", w)
+	}
+}
+
+func TestDecisionsAreCounted(t *testing.T) {
+	hook := NewValidatingWebhook(newEngine(t, ""), logr.Discard())
+	latestProd := nodeClass("production-latest", production, "al2023@latest")
+	tests := []struct {
+		dryRun bool
+		label  string
+	}{{false, "false"}, {true, "true"}}
+	for _, tt := range tests {
+		decisions := findingsTotal.WithLabelValues(validating, "KG101", actionDeny, tt.label)
+		requests := requestsTotal.WithLabelValues(validating, "EC2NodeClass", "CREATE", verdictDenied, tt.label)
+		beforeDecisions, beforeRequests := testutil.ToFloat64(decisions), testutil.ToFloat64(requests)
+		post(t, hook, request{op: admissionv1.Create, object: latestProd, dryRun: tt.dryRun}.body(t), "application/json")
+		if got := testutil.ToFloat64(decisions) - beforeDecisions; got != 1 {
+			t.Errorf("dry_run=%s: karpgate_admission_decisions_total{rule=KG101,action=deny} rose by %v, want 1", tt.label, got)
+		}
+		if got := testutil.ToFloat64(requests) - beforeRequests; got != 1 {
+			t.Errorf("dry_run=%s: karpgate_admission_requests_total{verdict=denied} rose by %v, want 1", tt.label, got)
+		}
+	}
+}
+
+func TestEvaluationErrorsFailClosed(t *testing.T) {
+	v := &Validator{Engines: newEngine(t, ""), Log: logr.Discard()}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := ctrladmission.Request{AdmissionRequest: admissionv1.AdmissionRequest{UID: "1", Operation: admissionv1.Create}}
+	req.Object.Raw = mustJSON(t, nodeClass("dev", nil, "al2023@v20240807"))
+	resp := v.Handle(ctx, req)
+	if resp.Allowed || resp.Result.Code != http.StatusInternalServerError ||
+		!strings.Contains(resp.Result.Message, "karpgate could not evaluate EC2NodeClass/dev") ||
+		!strings.Contains(resp.Result.Message, "the validating webhook fails closed, so the request is refused") {
+		t.Fatalf("got %+v", resp.Result)
+	}
+	if !slices.Equal(resp.Warnings, nil) {
+		t.Fatalf("unexpected warnings %v", resp.Warnings)
+	}
+}
