@@ -3,10 +3,9 @@ package install
 import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
-	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/internal/webhookconfig"
 )
 
 // ConversionPatches point the conversion webhook of every Karpenter CRD
@@ -23,18 +22,7 @@ func ConversionPatches(opts Options) []Partial {
 				Annotations: CAInjectionAnnotations(opts.Namespace),
 			},
 			Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-				Conversion: &apiextensionsv1.CustomResourceConversion{
-					Strategy: apiextensionsv1.WebhookConverter,
-					Webhook: &apiextensionsv1.WebhookConversion{
-						ConversionReviewVersions: []string{"v1"},
-						ClientConfig: &apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{
-							Namespace: opts.Namespace,
-							Name:      deploy.Name,
-							Path:      ptr.To(deploy.ConvertPath),
-							Port:      ptr.To[int32](deploy.ServicePort),
-						}},
-					},
-				},
+				Conversion: webhookconfig.Conversion(webhookconfig.ServiceEndpoint(opts.Namespace, nil), []string{"v1"}),
 			},
 		}
 		patches = append(patches, Partial{Object: crd, Fields: append(partialIdentity(), []string{"spec", "conversion"})})

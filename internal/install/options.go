@@ -1,12 +1,12 @@
 package install
 
 import (
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/internal/webhookconfig"
 )
 
 // Image defaults. The tag moves with each release of the chart.
@@ -44,10 +44,7 @@ type Options struct {
 }
 
 // WebhookPolicy is what the API server does around one webhook call.
-type WebhookPolicy struct {
-	FailurePolicy  admissionregistrationv1.FailurePolicyType
-	TimeoutSeconds int32
-}
+type WebhookPolicy = webhookconfig.Policy
 
 // DefaultConfig is the karpgate.yaml the ConfigMap ships with: every key is
 // optional, so the file only names its kind and shows where settings go.
@@ -82,8 +79,8 @@ func Defaults() Options {
 			},
 		},
 		Affinity:    OffKarpenterNodes(),
-		Validating:  WebhookPolicy{FailurePolicy: admissionregistrationv1.Fail, TimeoutSeconds: deploy.WebhookTimeoutSeconds},
-		Mutating:    WebhookPolicy{FailurePolicy: admissionregistrationv1.Ignore, TimeoutSeconds: deploy.WebhookTimeoutSeconds},
+		Validating:  webhookconfig.DefaultValidatingPolicy,
+		Mutating:    webhookconfig.DefaultMutatingPolicy,
 		Controller:  true,
 		CertManager: true,
 		Config:      DefaultConfig,

@@ -61,7 +61,7 @@ func pointConversionAtKarpgate(ctx context.Context, k client.Client, e webhookco
 // until a dry-run request has reached both webhooks, as counted by
 // karpgate's own metrics, whatever karpgate.yaml says.
 func registerAdmission(ctx context.Context, k client.Client, e webhookconfig.Endpoint, metricsURL string) error {
-	for _, obj := range []client.Object{webhookconfig.Validating(e), webhookconfig.Mutating(e)} {
+	for _, obj := range []client.Object{webhookconfig.Validating(e, webhookconfig.DefaultValidatingPolicy), webhookconfig.Mutating(e, webhookconfig.DefaultMutatingPolicy)} {
 		if err := k.Create(ctx, obj); err != nil {
 			return fmt.Errorf("registering %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, err)
 		}

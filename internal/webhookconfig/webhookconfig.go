@@ -27,13 +27,30 @@ func URLEndpoint(base string, caBundle []byte) Endpoint {
 	return Endpoint{URL: base, CABundle: caBundle}
 }
 
-// ServiceEndpoint is karpgate behind the install manifests' Service.
-func ServiceEndpoint(caBundle []byte) Endpoint {
+// ServiceEndpoint is karpgate behind the install manifests' Service in
+// namespace. A nil caBundle is for cert-manager's cainjector to fill.
+func ServiceEndpoint(namespace string, caBundle []byte) Endpoint {
 	return Endpoint{
-		Service:  &admissionregistrationv1.ServiceReference{Namespace: deploy.Namespace, Name: deploy.Name, Port: ptr.To(int32(deploy.ServicePort))},
+		Service:  &admissionregistrationv1.ServiceReference{Namespace: namespace, Name: deploy.Name, Port: ptr.To(int32(deploy.ServicePort))},
 		CABundle: caBundle,
 	}
 }
+
+// Policy is what the API server does around one webhook call.
+type Policy struct {
+	FailurePolicy  admissionregistrationv1.FailurePolicyType
+	TimeoutSeconds int32
+}
+
+// The default policies. The validating webhook fails closed: a policy gate
+// that opens when karpgate is down is no gate (to recover from an outage:
+// kubectl delete validatingwebhookconfiguration karpgate). The mutating
+// webhook fails open: mutations are conveniences, and the validating
+// webhook still judges the object.
+var (
+	DefaultValidatingPolicy = Policy{FailurePolicy: admissionregistrationv1.Fail, TimeoutSeconds: deploy.WebhookTimeoutSeconds}
+	DefaultMutatingPolicy   = Policy{FailurePolicy: admissionregistrationv1.Ignore, TimeoutSeconds: deploy.WebhookTimeoutSeconds}
+)
 
 func (e Endpoint) admission(path string) admissionregistrationv1.WebhookClientConfig {
 	if e.URL != "" {
@@ -54,13 +71,16 @@ func (e Endpoint) conversion(path string) *apiextensionsv1.WebhookClientConfig {
 	}
 }
 
-// rules match NodePools and EC2NodeClasses at every version, on CREATE
-// and UPDATE: karpgate's rules read both API versions.
-func rules() []admissionregistrationv1.RuleWithOperations {
+// AdmissionRules match NodePools and EC2NodeClasses at every version, on
+// CREATE and UPDATE: karpgate's rules read both API versions. NodeClaims are
+// written by Karpenter itself and carry nothing an operator chose; status
+// subresources are not matched, so Karpenter's status writes never wait for
+// karpgate.
+func AdmissionRules() []admissionregistrationv1.RuleWithOperations {
 	var out []admissionregistrationv1.RuleWithOperations
 	for _, k := range karpenter.Kinds {
 		if k.Kind != karpenter.KindNodePool && k.Kind != karpenter.KindEC2NodeClass {
-			continue // NodeClaims are Karpenter's own, and immutable
+			continue
 		}
 		out = append(out, admissionregistrationv1.RuleWithOperations{
 			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
@@ -77,44 +97,40 @@ func typeMeta(kind string) metav1.TypeMeta {
 	return metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: kind}
 }
 
-// Validating is karpgate's ValidatingWebhookConfiguration. It fails
-// closed: a policy gate that opens when karpgate is down is no gate. To
-// recover from an outage: kubectl delete validatingwebhookconfiguration
-// karpgate.
-func Validating(e Endpoint) *admissionregistrationv1.ValidatingWebhookConfiguration {
+// Validating is karpgate's ValidatingWebhookConfiguration.
+func Validating(e Endpoint, p Policy) *admissionregistrationv1.ValidatingWebhookConfiguration {
 	return &admissionregistrationv1.ValidatingWebhookConfiguration{
 		TypeMeta:   typeMeta("ValidatingWebhookConfiguration"),
 		ObjectMeta: metav1.ObjectMeta{Name: deploy.WebhookConfigurationName},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 			Name:                    deploy.ValidatingWebhookName,
 			ClientConfig:            e.admission(deploy.ValidatePath),
-			Rules:                   rules(),
-			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
+			Rules:                   AdmissionRules(),
+			FailurePolicy:           ptr.To(p.FailurePolicy),
 			MatchPolicy:             ptr.To(admissionregistrationv1.Equivalent),
 			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
-			TimeoutSeconds:          ptr.To(int32(deploy.WebhookTimeoutSeconds)),
+			TimeoutSeconds:          ptr.To(p.TimeoutSeconds),
 			AdmissionReviewVersions: []string{"v1"},
 		}},
 	}
 }
 
-// Mutating is karpgate's MutatingWebhookConfiguration. It fails open:
-// mutations are conveniences, and the validating webhook still judges the
-// object.
-func Mutating(e Endpoint) *admissionregistrationv1.MutatingWebhookConfiguration {
+// Mutating is karpgate's MutatingWebhookConfiguration.
+func Mutating(e Endpoint, p Policy) *admissionregistrationv1.MutatingWebhookConfiguration {
 	return &admissionregistrationv1.MutatingWebhookConfiguration{
 		TypeMeta:   typeMeta("MutatingWebhookConfiguration"),
 		ObjectMeta: metav1.ObjectMeta{Name: deploy.WebhookConfigurationName},
 		Webhooks: []admissionregistrationv1.MutatingWebhook{{
 			Name:                    deploy.MutatingWebhookName,
 			ClientConfig:            e.admission(deploy.MutatePath),
-			Rules:                   rules(),
-			FailurePolicy:           ptr.To(admissionregistrationv1.Ignore),
+			Rules:                   AdmissionRules(),
+			FailurePolicy:           ptr.To(p.FailurePolicy),
 			MatchPolicy:             ptr.To(admissionregistrationv1.Equivalent),
 			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
-			TimeoutSeconds:          ptr.To(int32(deploy.WebhookTimeoutSeconds)),
+			TimeoutSeconds:          ptr.To(p.TimeoutSeconds),
 			AdmissionReviewVersions: []string{"v1"},
-			ReinvocationPolicy:      ptr.To(admissionregistrationv1.NeverReinvocationPolicy),
+			// karpgate's mutations do not depend on other webhooks' output.
+			ReinvocationPolicy: ptr.To(admissionregistrationv1.NeverReinvocationPolicy),
 		}},
 	}
 }

@@ -22,12 +22,12 @@ func TestConfigurationsFollowTheServeContract(t *testing.T) {
 		wantConvt string
 	}{
 		{"url", URLEndpoint("https://127.0.0.1:9443", ca), "https://127.0.0.1:9443/validate", "", "https://127.0.0.1:9443/convert"},
-		{"service", ServiceEndpoint(ca), "", "karpgate/karpgate:443/validate", "karpgate/karpgate:443/convert"},
+		{"service", ServiceEndpoint(deploy.Namespace, ca), "", "karpgate/karpgate:443/validate", "karpgate/karpgate:443/convert"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := Validating(tt.endpoint).Webhooks[0]
-			m := Mutating(tt.endpoint).Webhooks[0]
+			v := Validating(tt.endpoint, DefaultValidatingPolicy).Webhooks[0]
+			m := Mutating(tt.endpoint, DefaultMutatingPolicy).Webhooks[0]
 			if v.Name != deploy.ValidatingWebhookName || m.Name != deploy.MutatingWebhookName {
 				t.Fatalf("names %s %s", v.Name, m.Name)
 			}
