@@ -37,7 +37,10 @@ type Rule struct {
 	Kinds []string `json:"kinds"`
 	// Points are the enforcement points the rule runs at; empty means all.
 	Points []config.EnforcementPoint `json:"points,omitempty"`
-	Fix    string                    `json:"fix,omitempty"`
+	// Actions are built-in per-point defaults that differ from Severity
+	// (custom.actions: {admission: warn}); configuration overrides them.
+	Actions map[config.EnforcementPoint]config.Action `json:"actions,omitempty"`
+	Fix     string                                    `json:"fix,omitempty"`
 	// Waivable is false for the rules about waivers themselves.
 	Waivable bool `json:"waivable"`
 	// Package is the rule's Rego package, e.g. data.karpgate.rules.ami_latest_production.
@@ -64,6 +67,14 @@ func (c Catalog) Lookup(id string) (Rule, bool) {
 // AppliesTo reports whether r evaluates objects of kind.
 func (r Rule) AppliesTo(kind string) bool {
 	return slices.Contains(r.Kinds, "*") || slices.Contains(r.Kinds, kind)
+}
+
+// DefaultAction is r's action at point before any configuration.
+func (r Rule) DefaultAction(point config.EnforcementPoint) config.Action {
+	if a, ok := r.Actions[point]; ok {
+		return a
+	}
+	return r.Severity
 }
 
 // RunsAt reports whether r is evaluated at point.
@@ -142,6 +153,25 @@ func ruleFromModule(file string, m *ast.Module, builtin bool) (r Rule, ok bool, 
 				return fail("custom.points: %v", err)
 			}
 			r.Points = append(r.Points, point)
+		}
+	}
+	if raw, present := custom["actions"]; present {
+		actions, isMap := raw.(map[string]any)
+		if !isMap || len(actions) == 0 {
+			return fail("custom.actions must map enforcement points (ci, admission) to deny or warn")
+		}
+		r.Actions = map[config.EnforcementPoint]config.Action{}
+		for p, a := range actions {
+			point, err := config.ParseEnforcementPoint(p)
+			if err != nil {
+				return fail("custom.actions: %v", err)
+			}
+			s, _ := a.(string)
+			action, err := config.ParseAction(s)
+			if err != nil {
+				return fail("custom.actions.%s: %v", p, err)
+			}
+			r.Actions[point] = action
 		}
 	}
 	switch {

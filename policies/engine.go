@@ -263,7 +263,7 @@ func (e *Engine) finding(rule Rule, v any, point config.EnforcementPoint) (Findi
 		RuleID:   rule.ID,
 		Title:    rule.Title,
 		Severity: e.cfg.SeverityFor(rule.ID, rule.Severity),
-		Action:   e.cfg.ActionFor(rule.ID, rule.Severity, point),
+		Action:   e.cfg.ActionFor(rule.ID, rule.DefaultAction(point), point),
 		Message:  got.Msg,
 		Path:     got.Path,
 		Fix:      got.Fix,

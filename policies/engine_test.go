@@ -313,3 +313,41 @@ func TestFindingString(t *testing.T) {
 		t.Fatalf("got %q want %q", got, want)
 	}
 }
+
+// KG401 ships with a per-point default (warn at admission), which
+// configuration can still override in either direction.
+func TestRuleDefaultActionsPerPointYieldToConfig(t *testing.T) {
+	pool := map[string]any{"apiVersion": "karpenter.sh/v1beta1", "kind": "NodePool", "metadata": map[string]any{"name": "old"}, "spec": map[string]any{}}
+	tests := []struct {
+		name   string
+		config string
+		point  config.EnforcementPoint
+		want   config.Action
+	}{
+		{"built-in default in CI", "", config.CI, config.Deny},
+		{"built-in default at admission", "", config.Admission, config.Warn},
+		{"configured severity wins over the per-point default", "rules:\n  KG401: {severity: deny}\n", config.Admission, config.Deny},
+		{"configured point action wins over everything", "rules:\n  KG401: {actions: {ci: warn}}\n", config.CI, config.Warn},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := config.Parse("karpgate.yaml", []byte(tt.config))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := newTestEngine(t, Options{Config: cfg}).Evaluate(context.Background(), Request{Object: pool, Point: tt.point})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []config.Action
+			for _, f := range res.Findings {
+				if f.RuleID == "KG401" {
+					got = append(got, f.Action)
+				}
+			}
+			if len(got) != 1 || got[0] != tt.want {
+				t.Fatalf("KG401 actions %v, want [%s]", got, tt.want)
+			}
+		})
+	}
+}

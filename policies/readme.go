@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/karpgate/karpgate/config"
 )
 
 // BuiltinCatalog returns the catalog of the built-in rules alone.
@@ -47,14 +49,20 @@ func (c Catalog) Markdown() []byte {
 
 // pointsNote names the enforcement points of a rule that does not run everywhere.
 func pointsNote(r Rule) string {
-	if len(r.Points) == 0 {
-		return ""
+	var note string
+	if len(r.Points) > 0 {
+		names := make([]string, len(r.Points))
+		for i, p := range r.Points {
+			names[i] = string(p)
+		}
+		note = "; " + strings.Join(names, ", ") + " only"
 	}
-	names := make([]string, len(r.Points))
-	for i, p := range r.Points {
-		names[i] = string(p)
+	for _, p := range config.EnforcementPoints {
+		if a, ok := r.Actions[p]; ok && a != r.Severity {
+			note += fmt.Sprintf("; %s at %s", a, p)
+		}
 	}
-	return "; " + strings.Join(names, ", ") + " only"
+	return note
 }
 
 func escapeCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

@@ -3,10 +3,14 @@
 # description: >-
 #   Karpenter v1.1 removed the v1beta1 APIs; v1.0 was the last release that
 #   converted them. A v1beta1 manifest left in Git fails to apply after the
-#   upgrade, or silently loses fields when converted by hand.
+#   upgrade, or silently loses fields when converted by hand. At admission
+#   it only warns: a Karpenter v1.0 cluster still serves v1beta1, and
+#   karpgate's conversion webhook converts it losslessly.
 # custom:
 #   id: KG401
 #   severity: deny
+#   actions:
+#     admission: warn
 #   kinds: [NodePool, NodeClaim, EC2NodeClass]
 #   fix: Run `karpgate convert` on the file to rewrite it as v1, and review the diff.
 package karpgate.rules.api_v1beta1
