@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/karpgate/karpgate/disruption/controller"
+
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"github.com/spf13/cobra"
@@ -68,6 +70,8 @@ $KUBECONFIG, ~/.kube/config or the pod's service account.`,
 	f.StringArrayVar(&opts.DataDirs, "data", nil, "folder of JSON/YAML data for policies (repeatable)")
 	f.StringVar(&opts.Environment, "environment", "", "environment of the whole cluster, overriding karpgate.yaml (production values turn on the production rules)")
 	f.BoolVar(&opts.Controller, "controller", opts.Controller, "run the drift/disruption loop (--controller=false turns it off)")
+	f.BoolVar(&opts.Guard.Enabled, "rollout-guard", false, "let the disruption loop hold a drift rollout whose replacement nodes do not become Ready (karpgate resume NODEPOOL lifts a hold; turning this off lifts them all)")
+	f.DurationVar(&opts.Guard.ReadyTimeout, "rollout-guard-ready-timeout", controller.DefaultReadyTimeout, "how long a node launched during a drift rollout may take to become Ready before the guard holds the rollout")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", opts.LeaderElect, "elect one replica to run the disruption loop")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default the pod's namespace, else "+deploy.Namespace+")")
 	f.DurationVar(&opts.ShutdownDelay, "shutdown-delay", opts.ShutdownDelay, "after SIGTERM, keep serving this long with /readyz failing, so the Service stops routing here first (a few seconds in a Deployment)")
@@ -88,6 +92,8 @@ func checkServeOptions(opts serve.Options) error {
 		return fmt.Errorf("--max-concurrent-requests must be at least 1")
 	case opts.MaxRequestBytes <= 0:
 		return fmt.Errorf("--max-request-bytes must be positive")
+	case opts.Guard.ReadyTimeout <= 0:
+		return fmt.Errorf("--rollout-guard-ready-timeout %v must be positive: it is how long a new node may take to become Ready", opts.Guard.ReadyTimeout)
 	}
 	return nil
 }

@@ -44,6 +44,7 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--request-timeout", "10s"}, "--request-timeout 10s must be above 0 and below the webhooks' timeoutSeconds (10s)"},
 		{[]string{"--max-concurrent-requests", "0"}, "--max-concurrent-requests must be at least 1"},
 		{[]string{"--max-request-bytes", "-1"}, `"-1" is not a size in bytes`},
+		{[]string{"--rollout-guard", "--rollout-guard-ready-timeout", "0s"}, "--rollout-guard-ready-timeout 0s must be positive"},
 	}
 	for _, tt := range tests {
 		code, _, stderr := run(t, "", append([]string{"serve", "--kubeconfig", "testdata/serve/kubeconfig"}, tt.args...)...)

@@ -55,16 +55,16 @@ func TestOptionsReachTheObjects(t *testing.T) {
 			if *s.Validating.Webhooks[0].FailurePolicy != admissionregistrationv1.Fail || *s.Mutating.Webhooks[0].FailurePolicy != admissionregistrationv1.Ignore {
 				t.Error("the validating webhook must fail closed and the mutating one open")
 			}
-			if args := d.Template.Spec.Containers[0].Args; !slices.Contains(args, "--controller=true") || slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--environment") }) {
+			if args := d.Template.Spec.Containers[0].Args; !slices.Contains(args, "--controller=true") || !slices.Contains(args, "--rollout-guard=false") || slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--environment") }) {
 				t.Errorf("args %q", args)
 			}
 		}},
 		{"choices", func(o *Options) {
-			o.Replicas, o.Environment, o.Controller = 3, "production", false
+			o.Replicas, o.Environment, o.Controller, o.RolloutGuard = 3, "production", false, true
 			o.Validating = WebhookPolicy{FailurePolicy: admissionregistrationv1.Ignore, TimeoutSeconds: 5}
 		}, func(t *testing.T, s *Set) {
 			args := s.Deployment.Spec.Template.Spec.Containers[0].Args
-			if *s.Deployment.Spec.Replicas != 3 || !slices.Contains(args, "--environment=production") || !slices.Contains(args, "--controller=false") {
+			if *s.Deployment.Spec.Replicas != 3 || !slices.Contains(args, "--environment=production") || !slices.Contains(args, "--controller=false") || !slices.Contains(args, "--rollout-guard=true") {
 				t.Errorf("replicas %d, args %q", *s.Deployment.Spec.Replicas, args)
 			}
 			if w := s.Validating.Webhooks[0]; *w.FailurePolicy != admissionregistrationv1.Ignore || *w.TimeoutSeconds != 5 {

@@ -36,6 +36,10 @@ type Options struct {
 	Environment string
 	// Controller runs the drift/disruption loop next to the webhooks.
 	Controller bool
+	// RolloutGuard lets the loop hold a drift rollout whose new nodes do not
+	// become Ready (karpgate serve --rollout-guard). Off by default: it
+	// patches NodePools.
+	RolloutGuard bool
 	// CertManager adds the Issuers and Certificates and has cert-manager's
 	// cainjector fill the webhooks' caBundle.
 	CertManager bool

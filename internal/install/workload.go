@@ -170,7 +170,12 @@ func ServeArgs(opts Options) []string {
 		"--config=" + deploy.ConfigPath,
 		"--policy=" + deploy.PolicyMountDir,
 		"--controller=" + strconv.FormatBool(opts.Controller),
+		"--rollout-guard=" + strconv.FormatBool(opts.RolloutGuard),
 		"--leader-elect=true",
+		// Readiness fails first, so the Service stops routing to a stopping
+		// pod before its listener closes: a fail-closed webhook must not
+		// refuse requests during a rolling update.
+		"--shutdown-delay=5s",
 	}
 	if opts.Environment != "" {
 		args = append(args, "--environment="+opts.Environment)

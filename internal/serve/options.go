@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/karpgate/karpgate/disruption/controller"
+
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 
@@ -37,8 +39,10 @@ type Options struct {
 
 	// Controller runs the disruption loop; LeaderElect elects the replica
 	// that runs it, with a Lease in LeaderElectionNamespace.
-	Controller              bool
-	LeaderElect             bool
+	Controller  bool
+	LeaderElect bool
+	// Guard is the disruption loop's rollout guard (off unless enabled).
+	Guard                   controller.GuardOptions
 	LeaderElectionNamespace string
 
 	// ShutdownDelay keeps serving, with /readyz failing, this long after

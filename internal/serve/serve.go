@@ -97,7 +97,7 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}
 	if opts.Controller {
-		loop, err := controller.Setup(mgr, controller.Options{})
+		loop, err := controller.Setup(mgr, controller.Options{Guard: opts.Guard})
 		if err != nil {
 			return fmt.Errorf("the disruption loop (--controller=false turns it off): %w", err)
 		}

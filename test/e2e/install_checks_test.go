@@ -154,6 +154,7 @@ func checkArgs(t *testing.T, args, extra []string) {
 		"--config=" + deploy.ConfigPath,
 		"--policy=" + deploy.PolicyMountDir,
 		"--leader-elect=true",
+		"--shutdown-delay=5s",
 	}, extra...)
 	got := slices.Clone(args)
 	sort.Strings(got)

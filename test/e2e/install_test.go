@@ -42,7 +42,7 @@ type expectations struct {
 }
 
 var defaults = expectations{replicas: 2, validating: "Fail", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 10,
-	args: []string{"--controller=true"}}
+	args: []string{"--controller=true", "--rollout-guard=false"}}
 
 var renderings = []rendering{
 	{name: "kustomize base", namespace: deploy.Namespace, want: withObjects(defaults, 12), args: func(kubectl, _, root string) []string {
@@ -65,11 +65,11 @@ func withObjects(e expectations, n int) expectations {
 // branch, in a namespace of its own.
 var helmVariant = rendering{name: "helm without cert-manager", namespace: "platform", ca: "values", want: expectations{
 	objects: 10, replicas: 1, validating: "Ignore", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 3,
-	args: []string{"--controller=false", "--environment=production"},
+	args: []string{"--controller=false", "--rollout-guard=true", "--environment=production"},
 }, args: func(_, helm, root string) []string {
 	return []string{helm, "template", "karpgate", filepath.Join(root, "manifests", "charts", "karpgate"), "--namespace", "platform",
 		"--set", "certManager.enabled=false", "--set", "caBundle=" + testCABundle,
-		"--set", "controller.enabled=false", "--set", "environment=production", "--set", "replicas=1",
+		"--set", "controller.enabled=false", "--set", "controller.rolloutGuard=true", "--set", "environment=production", "--set", "replicas=1",
 		"--set", "webhooks.validating.failurePolicy=Ignore", "--set", "webhooks.mutating.timeoutSeconds=3"}
 }}
 

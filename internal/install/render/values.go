@@ -69,7 +69,8 @@ func valuesFile(opts install.Options) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	controller, err := mapping(entry{key: "enabled", value: opts.Controller})
+	controller, err := mapping(entry{key: "enabled", value: opts.Controller},
+		entry{key: "rolloutGuard", value: opts.RolloutGuard, comment: "Hold a drift rollout whose new nodes do not become Ready, by adding a budget\n{nodes: \"0\", reasons: [Drifted]} to the NodePool; karpgate resume NODEPOOL lifts it."})
 	if err != nil {
 		return nil, err
 	}
