@@ -27,7 +27,9 @@ import (
 //
 // An optional custom.points list ([admission]) restricts a rule to some
 // enforcement points: rules that compare an UPDATE with the old object, or
-// that mutate, mean nothing to lint.
+// that mutate, mean nothing to lint. A rule whose violations carry a
+// "patch" declares custom.mutates: true, so that the mutating webhook runs
+// it, and only it, without evaluating the whole rule set.
 type Rule struct {
 	ID          string        `json:"id"`
 	Title       string        `json:"title"`
@@ -37,6 +39,9 @@ type Rule struct {
 	Kinds []string `json:"kinds"`
 	// Points are the enforcement points the rule runs at; empty means all.
 	Points []config.EnforcementPoint `json:"points,omitempty"`
+	// Mutates marks a rule whose violations carry JSON patches
+	// (custom.mutates: true). The mutating webhook evaluates only these.
+	Mutates bool `json:"mutates,omitempty"`
 	// Actions are built-in per-point defaults that differ from Severity
 	// (custom.actions: {admission: warn}); configuration overrides them.
 	Actions map[config.EnforcementPoint]config.Action `json:"actions,omitempty"`
@@ -154,6 +159,13 @@ func ruleFromModule(file string, m *ast.Module, builtin bool) (r Rule, ok bool, 
 			}
 			r.Points = append(r.Points, point)
 		}
+	}
+	if m, present := custom["mutates"]; present {
+		b, isBool := m.(bool)
+		if !isBool {
+			return fail("custom.mutates must be true or false")
+		}
+		r.Mutates = b
 	}
 	if raw, present := custom["actions"]; present {
 		actions, isMap := raw.(map[string]any)

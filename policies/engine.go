@@ -37,7 +37,11 @@ type Engine struct {
 	catalog Catalog
 	byKey   map[string]Rule
 	query   rego.PreparedEvalQuery
-	now     func() time.Time
+	// mutations runs only the rules that return patches, for the mutating
+	// webhook, which would otherwise evaluate the whole set the validating
+	// webhook evaluates right after it.
+	mutations rego.PreparedEvalQuery
+	now       func() time.Time
 }
 
 // findingsQuery evaluates every enabled rule that applies to the object's
@@ -45,6 +49,10 @@ type Engine struct {
 // maps a point and a kind to the rule packages to run, so disabled rules and
 // rules for other kinds or points cost nothing.
 const findingsQuery = `pkg := data.karpgate.engine.dispatch[input.enforcementPoint][input.object.kind][_]; v := data.karpgate.rules[pkg].violation[_]`
+
+// mutationsQuery is findingsQuery over the enabled admission rules that
+// declare custom.mutates.
+const mutationsQuery = `pkg := data.karpgate.engine.mutations[input.object.kind][_]; v := data.karpgate.rules[pkg].violation[_]`
 
 // New loads, checks and compiles the built-in rules with the user's
 // policies and data.
@@ -60,6 +68,9 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err := cfg.CheckRuleIDs(func(id string) bool { _, ok := set.catalog.Lookup(id); return ok }); err != nil {
 		return nil, err
 	}
+	if err := checkPatchesDeclared(set.modules, set.catalog); err != nil {
+		return nil, err
+	}
 	compiler, err := compile(set.modules)
 	if err != nil {
 		return nil, err
@@ -71,16 +82,23 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	regoOpts := append([]func(*rego.Rego){
-		rego.Compiler(compiler),
-		rego.Store(store),
-		rego.Query(findingsQuery),
-	}, builtinOptions()...)
-	query, err := rego.New(regoOpts...).PrepareForEval(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("preparing the policy query: %w", err)
+	prepare := func(q string) (rego.PreparedEvalQuery, error) {
+		regoOpts := append([]func(*rego.Rego){rego.Compiler(compiler), rego.Store(store), rego.Query(q)}, builtinOptions()...)
+		prepared, err := rego.New(regoOpts...).PrepareForEval(ctx)
+		if err != nil {
+			return prepared, fmt.Errorf("preparing the policy query: %w", err)
+		}
+		return prepared, nil
 	}
-	e := &Engine{cfg: cfg, catalog: set.catalog, byKey: map[string]Rule{}, query: query, now: opts.Now}
+	query, err := prepare(findingsQuery)
+	if err != nil {
+		return nil, err
+	}
+	mutations, err := prepare(mutationsQuery)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{cfg: cfg, catalog: set.catalog, byKey: map[string]Rule{}, query: query, mutations: mutations, now: opts.Now}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -117,6 +135,35 @@ func checkRulesDefineViolation(c *ast.Compiler, catalog Catalog) error {
 	return nil
 }
 
+// checkPatchesDeclared refuses a rule whose violation is an object literal
+// with a "patch" key (the usual way to return a mutation) but that does not
+// declare custom.mutates, which the mutating webhook selects rules by. It
+// reads the modules as parsed: compiling rewrites head terms into variables.
+func checkPatchesDeclared(modules map[string]*ast.Module, catalog Catalog) error {
+	byPackage := map[string]Rule{}
+	for _, r := range catalog {
+		byPackage[r.Package] = r
+	}
+	for _, m := range modules {
+		r, isRule := byPackage[m.Package.Path.String()]
+		if !isRule || r.Mutates {
+			continue
+		}
+		for _, rule := range m.Rules {
+			if rule.Head.Name.String() != "violation" && rule.Head.Ref().String() != "violation" {
+				continue
+			}
+			if rule.Head.Key == nil {
+				continue
+			}
+			if obj, ok := rule.Head.Key.Value.(ast.Object); ok && obj.Get(ast.StringTerm("patch")) != nil {
+				return fmt.Errorf("%s: rule %s returns a \"patch\" but does not declare `mutates: true` under custom in its METADATA, so the mutating webhook would never run it", r.File, r.ID)
+			}
+		}
+	}
+	return nil
+}
+
 // newStore holds the user's data plus data.karpgate: the configuration the
 // rules read and the engine's dispatch table.
 func newStore(set *policySet, cfg *config.Config) (storage.Store, error) {
@@ -125,6 +172,7 @@ func newStore(set *policySet, cfg *config.Config) (storage.Store, error) {
 		return nil, err
 	}
 	dispatch := map[string]any{}
+	mutations := map[string]any{}
 	ids := map[string]any{}
 	for _, point := range config.EnforcementPoints {
 		byKind := map[string]any{}
@@ -139,6 +187,15 @@ func newStore(set *policySet, cfg *config.Config) (storage.Store, error) {
 		}
 		dispatch[string(point)] = byKind
 	}
+	for _, k := range karpenter.Kinds {
+		var keys []any
+		for _, r := range set.catalog {
+			if r.Mutates && cfg.Enabled(r.ID) && r.AppliesTo(k.Kind) && r.RunsAt(config.Admission) {
+				keys = append(keys, r.key)
+			}
+		}
+		mutations[k.Kind] = keys
+	}
 	for _, r := range set.catalog {
 		ids[r.ID] = true // an object, so rules look IDs up instead of scanning
 	}
@@ -148,7 +205,7 @@ func newStore(set *policySet, cfg *config.Config) (storage.Store, error) {
 	}
 	data["karpgate"] = map[string]any{
 		"config": cfgJSON,
-		"engine": map[string]any{"dispatch": dispatch, "rule_ids": ids},
+		"engine": map[string]any{"dispatch": dispatch, "mutations": mutations, "rule_ids": ids},
 	}
 	return inmem.NewFromObjectWithOpts(data, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true)), nil
 }
@@ -190,7 +247,11 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	rs, err := e.query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalTime(e.now()))
+	query := e.query
+	if req.MutationsOnly {
+		query = e.mutations
+	}
+	rs, err := query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalTime(e.now()))
 	if err != nil {
 		return nil, fmt.Errorf("evaluating %s: %w", objectRef(req.Object), err)
 	}

@@ -91,6 +91,7 @@ func TestUserPoliciesAreCheckedWhenLoaded(t *testing.T) {
 		{"noviolation", "rule ACME3 (data.karpgate.rules.acme_deny) defines no `violation contains ...` rule"},
 		{"nested", "a rule package must sit directly under data.karpgate.rules"},
 		{"badpoints", `custom.points: "audit" is not an enforcement point`},
+		{"undeclaredpatch", "rule ACME200 returns a \"patch\" but does not declare `mutates: true`"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dir, func(t *testing.T) {
@@ -142,6 +143,41 @@ func TestUpdateRulesSeeTheOldObjectAndMayPatch(t *testing.T) {
 	res, err = e.Evaluate(context.Background(), Request{Object: pool(20), Operation: Create})
 	if err != nil || len(res.Findings) != 0 {
 		t.Fatalf("CREATE must not compare with an old object: %v %v", res, err)
+	}
+}
+
+// The mutating webhook asks only for the rules that return patches; the
+// same object evaluated in full also gets every other finding.
+func TestMutationsOnlyRunsTheRulesThatPatch(t *testing.T) {
+	e := newTestEngine(t, Options{})
+	pool := map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "p"},
+		"spec": map[string]any{"disruption": map[string]any{"budgets": []any{map[string]any{"nodes": "0", "schedule": "0 9 * * sat-sun", "duration": "8h"}}},
+			"template": map[string]any{"spec": map[string]any{"nodeClassRef": map[string]any{"name": "default"}}}}}
+	tests := []struct {
+		name          string
+		mutationsOnly bool
+		want          func([]string) bool
+	}{
+		{"full evaluation", false, func(got []string) bool {
+			return slices.Contains(got, "KG701 warn spec.template.spec.nodeClassRef") && slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "KG201 deny") })
+		}},
+		{"mutations only", true, func(got []string) bool {
+			return slices.Equal(got, []string{"KG701 warn spec.template.spec.nodeClassRef"})
+		}},
+	}
+	for _, tt := range tests {
+		res, err := e.Evaluate(context.Background(), Request{Object: pool, Operation: Create, Point: config.Admission, MutationsOnly: tt.mutationsOnly})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := summary(res.Findings); !tt.want(got) {
+			t.Errorf("%s: findings %v", tt.name, got)
+		}
+	}
+	for _, r := range e.Catalog() {
+		if r.Mutates != strings.HasPrefix(r.ID, "KG7") && r.Builtin {
+			t.Errorf("%s: mutates=%v; the built-in mutation rules are exactly KG7xx", r.ID, r.Mutates)
+		}
 	}
 }
 

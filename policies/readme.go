@@ -82,7 +82,9 @@ A rule reports with ` + "`violation contains {\"msg\": ..., \"path\": ..., \"fix
 ` + "`fix`" + ` overrides the rule's default fix, and ` + "`patch`" + ` (RFC 6902 operations on the
 object) makes the violation a mutation: the admission webhook's mutating endpoint applies
 it and reports it as a warning, its validating endpoint leaves it to that, and lint only
-lists it. ` + "`custom.points: [admission]`" + ` runs a rule at one enforcement point only, for
+lists it. A rule that returns patches declares ` + "`custom.mutates: true`" + `: the mutating
+endpoint evaluates only those rules (karpgate refuses to load one that writes a
+` + "`patch`" + ` key without the declaration). ` + "`custom.points: [admission]`" + ` runs a rule at one enforcement point only, for
 rules that compare an UPDATE with ` + "`input.oldObject`" + ` or that mutate.
 
 Rules see ` + "`input.object`" + `, ` + "`input.oldObject`" + ` (UPDATE), ` + "`input.operation`" + `,

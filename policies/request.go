@@ -27,6 +27,9 @@ type Request struct {
 	Operation Operation
 	// Point selects the configured actions; empty means config.CI.
 	Point config.EnforcementPoint
+	// MutationsOnly evaluates only the rules that declare custom.mutates, at
+	// the admission point: what the mutating webhook needs.
+	MutationsOnly bool
 	// Inventory holds the other objects of an offline input for rules that
 	// look across objects; nil at admission, where those rules stay quiet.
 	Inventory *Inventory

@@ -41,7 +41,11 @@ func (m *Mutator) Handle(ctx context.Context, req ctrladmission.Request) ctrladm
 		return ctrladmission.Allowed("")
 	}
 	start := time.Now()
-	res, err := m.Engines.Engine().Evaluate(ctx, r.request())
+	// Only the rules that return patches: the validating webhook evaluates
+	// the whole set right after this one.
+	evalReq := r.request()
+	evalReq.MutationsOnly = true
+	res, err := m.Engines.Engine().Evaluate(ctx, evalReq)
 	evaluationSeconds.WithLabelValues(mutating).Observe(time.Since(start).Seconds())
 	if err != nil {
 		countRequest(mutating, r, verdictError)

@@ -10,6 +10,7 @@
 #   severity: warn
 #   kinds: [NodePool]
 #   points: [admission]
+#   mutates: true
 #   fix: Write group and kind in the manifest, so that it applies the same without karpgate.
 package karpgate.rules.mutation_node_class_ref_defaults
 

@@ -11,6 +11,7 @@
 #   severity: warn
 #   kinds: [EC2NodeClass]
 #   points: [admission]
+#   mutates: true
 #   fix: Pin the alias in the manifest, so that it applies the same without karpgate.
 package karpgate.rules.mutation_pin_latest_alias
 

@@ -4,6 +4,7 @@
 # custom:
 #   id: ACME200
 #   severity: warn
+#   mutates: true
 #   kinds: [NodePool]
 package karpgate.rules.acme_weight_change
 

@@ -3,6 +3,7 @@
 # custom:
 #   id: ACME702
 #   severity: warn
+#   mutates: true
 #   kinds: [NodePool]
 #   points: [admission]
 package karpgate.rules.acme_broken_patch

@@ -4,6 +4,7 @@
 # custom:
 #   id: ACME701
 #   severity: warn
+#   mutates: true
 #   kinds: [NodePool]
 #   points: [admission]
 package karpgate.rules.acme_weight_default
