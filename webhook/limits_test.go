@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/karpgate/karpgate/internal/loopback"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -30,7 +31,7 @@ func startServer(t *testing.T, limits Limits, routes ...Route) *running {
 	t.Helper()
 	dir := t.TempDir()
 	bundle := writeCerts(t, dir)
-	port := freePort(t)
+	port := loopback.TestPort(t)
 	srv, err := New(Options{CertDir: dir, Host: "127.0.0.1", Port: port, Routes: routes, Limits: limits})
 	if err != nil {
 		t.Fatal(err)

@@ -5,25 +5,16 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/karpgate/karpgate/internal/loopback"
+
 	"github.com/karpgate/karpgate/internal/localca"
 )
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 func writeCerts(t *testing.T, dir string) *localca.Bundle {
 	t.Helper()
@@ -58,7 +49,7 @@ func get(c *http.Client, url string) (string, error) {
 func TestServesRoutesOverTLSAndReloadsCertificates(t *testing.T) {
 	dir := t.TempDir()
 	first := writeCerts(t, dir)
-	port := freePort(t)
+	port := loopback.TestPort(t)
 	srv, err := New(Options{
 		CertDir: dir, Host: "127.0.0.1", Port: port, CertReloadInterval: 200 * time.Millisecond,
 		Routes: []Route{

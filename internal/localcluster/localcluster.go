@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/karpgate/karpgate/internal/loopback"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
@@ -105,7 +106,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return c, err
 	}
-	ports, err := freePorts(3)
+	ports, err := loopback.FreePorts(3)
 	if err != nil {
 		return c, err
 	}
@@ -207,21 +208,6 @@ func fileLogger(w io.Writer) logr.Logger {
 	return funcr.New(func(prefix, args string) {
 		fmt.Fprintln(w, time.Now().UTC().Format(time.RFC3339), prefix, args)
 	}, funcr.Options{})
-}
-
-// freePorts asks the kernel for n ports free now; the short window before
-// karpgate binds them is acceptable on a developer's machine.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 func httpOK(url string) error {

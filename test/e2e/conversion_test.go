@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os/exec"
 	"reflect"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/karpgate/karpgate/internal/loopback"
 
 	"github.com/karpgate/karpgate/internal/crdsource"
 	"github.com/karpgate/karpgate/internal/karpenter"
@@ -117,7 +118,7 @@ func startWithKarpgateConversion(t *testing.T) *testenv.Env {
 	if err := bundle.WriteDir(certDir); err != nil {
 		t.Fatal(err)
 	}
-	port, healthPort := freePort(t), freePort(t)
+	port, healthPort := loopback.TestPort(t), loopback.TestPort(t)
 	crds := testenv.CRDs(t, crdsource.KarpenterV1_0_8)
 	// envtest drops conversion webhooks of types it does not know, so the
 	// stanza is pointed at karpgate after the CRDs are installed, with the
@@ -191,16 +192,6 @@ func waitUntil(t *testing.T, what string, ok func() bool) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func getJSON(t *testing.T, env *testenv.Env, resource, name string) map[string]any {

@@ -9,13 +9,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/karpgate/karpgate/internal/loopback"
 
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -46,12 +47,11 @@ func startBenchServer(b *testing.B) *benchServer {
 	if err := bundle.WriteDir(dir); err != nil {
 		b.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := loopback.FreePorts(1)
 	if err != nil {
 		b.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	port := ports[0]
 	engines := newEngine(b, "")
 	fixed := ctrladmission.HandlerFunc(func(context.Context, ctrladmission.Request) ctrladmission.Response { return ctrladmission.Allowed("") })
 	srv, err := webhook.New(webhook.Options{
