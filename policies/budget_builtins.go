@@ -44,7 +44,7 @@ func init() {
 }
 
 func budgetProblemsBuiltin(_ rego.BuiltinContext, terms []*ast.Term) (*ast.Term, error) {
-	pool, err := unstructured(terms[0])
+	pool, err := objectFromTerm(terms[0])
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func problem(kind, path, msg, fix string, effect budget.Effect) map[string]any {
 }
 
 func budgetAnalyzeBuiltin(_ rego.BuiltinContext, terms []*ast.Term) (*ast.Term, error) {
-	pool, err := unstructured(terms[0])
+	pool, err := objectFromTerm(terms[0])
 	if err != nil {
 		return nil, err
 	}
@@ -120,9 +120,9 @@ func budgetAnalyzeBuiltin(_ rego.BuiltinContext, terms []*ast.Term) (*ast.Term, 
 	return valueTerm(analyzeBudgets(pool, time.Unix(0, ns).UTC()))
 }
 
-// unstructured turns a Rego value into the JSON values the budget package
+// objectFromTerm turns a Rego value into the JSON values the budget package
 // reads, with integers as int64 as the manifest reader gives them.
-func unstructured(t *ast.Term) (map[string]any, error) {
+func objectFromTerm(t *ast.Term) (map[string]any, error) {
 	v, err := ast.JSON(t.Value)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package policies
 
 import (
 	"github.com/open-policy-agent/opa/v1/ast"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/karpenter"
@@ -82,14 +83,6 @@ func NewInventory(objects []map[string]any) (*Inventory, error) {
 }
 
 func nodeClassName(nodePool map[string]any) string {
-	var cur any = nodePool
-	for _, key := range []string{"spec", "template", "spec", "nodeClassRef", "name"} {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return ""
-		}
-		cur = m[key]
-	}
-	name, _ := cur.(string)
+	name, _, _ := unstructured.NestedString(nodePool, "spec", "template", "spec", "nodeClassRef", "name")
 	return name
 }

@@ -3,6 +3,8 @@ package manifest
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -45,15 +47,7 @@ func DisplayName(source string) string {
 }
 
 func (o *Object) str(path ...string) string {
-	var cur any = o.Content
-	for _, p := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return ""
-		}
-		cur = m[p]
-	}
-	s, _ := cur.(string)
+	s, _, _ := unstructured.NestedString(o.Content, path...)
 	return s
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -34,7 +36,7 @@ func partialContent(p install.Partial) (map[string]any, error) {
 	}
 	out := map[string]any{}
 	for _, path := range p.Fields {
-		v, ok := lookup(full, path)
+		v, ok, _ := unstructured.NestedFieldNoCopy(full, path...)
 		if !ok {
 			return nil, fmt.Errorf("patch %T: field %v is not set; set it in package install or drop it from Fields", p.Object, path)
 		}
@@ -58,20 +60,6 @@ func dropNulls(v any) {
 			dropNulls(child)
 		}
 	}
-}
-
-func lookup(m map[string]any, path []string) (any, bool) {
-	var cur any = m
-	for _, key := range path {
-		mm, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = mm[key]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
 }
 
 func set(m map[string]any, path []string, v any) {
