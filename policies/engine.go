@@ -51,7 +51,7 @@ type Engine struct {
 const findingsQuery = `pkg := data.karpgate.engine.dispatch[input.enforcementPoint][input.object.kind][_]; v := data.karpgate.rules[pkg].violation[_]`
 
 // mutationsQuery is findingsQuery over the enabled admission rules that
-// declare custom.mutates.
+// declare custom.mutates; findingsQuery never runs those.
 const mutationsQuery = `pkg := data.karpgate.engine.mutations[input.object.kind][_]; v := data.karpgate.rules[pkg].violation[_]`
 
 // New loads, checks and compiles the built-in rules with the user's
@@ -179,7 +179,9 @@ func newStore(set *policySet, cfg *config.Config) (storage.Store, error) {
 		for _, k := range karpenter.Kinds {
 			var keys []any
 			for _, r := range set.catalog {
-				if cfg.Enabled(r.ID) && r.AppliesTo(k.Kind) && r.RunsAt(point) {
+				// Mutation rules run only through mutationsQuery: lint and
+				// the validating webhook have nothing to do with a patch.
+				if !r.Mutates && cfg.Enabled(r.ID) && r.AppliesTo(k.Kind) && r.RunsAt(point) {
 					keys = append(keys, r.key)
 				}
 			}
@@ -319,6 +321,9 @@ func (e *Engine) finding(rule Rule, v any, point config.EnforcementPoint) (Findi
 	}
 	if err != nil || got.Msg == "" {
 		return Finding{}, fmt.Errorf("%s: rule %s: a violation must be an object with a string msg and optional path, fix and patch; got %s", rule.File, rule.ID, raw)
+	}
+	if len(got.Patch) > 0 && !rule.Mutates {
+		return Finding{}, fmt.Errorf("%s: rule %s returned a patch but does not declare `mutates: true` under custom in its METADATA", rule.File, rule.ID)
 	}
 	f := Finding{
 		RuleID:   rule.ID,

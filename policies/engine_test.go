@@ -129,7 +129,7 @@ func TestUpdateRulesSeeTheOldObjectAndMayPatch(t *testing.T) {
 		return map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "p"},
 			"spec": map[string]any{"weight": weight, "template": map[string]any{"spec": map[string]any{"nodeClassRef": map[string]any{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}}}}}
 	}
-	res, err := e.Evaluate(context.Background(), Request{Object: pool(20), OldObject: pool(10), Operation: Update, Point: config.Admission})
+	res, err := e.Evaluate(context.Background(), Request{Object: pool(20), OldObject: pool(10), Operation: Update, Point: config.Admission, MutationsOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,14 +140,15 @@ func TestUpdateRulesSeeTheOldObjectAndMayPatch(t *testing.T) {
 	if f.Message != "weight changed from 10 to 20" || len(f.Patch) != 1 || f.Patch[0] != (PatchOperation{Op: "replace", Path: "/spec/weight", Value: float64(10)}) {
 		t.Fatalf("unexpected finding %+v", f)
 	}
-	res, err = e.Evaluate(context.Background(), Request{Object: pool(20), Operation: Create})
+	res, err = e.Evaluate(context.Background(), Request{Object: pool(20), Operation: Create, Point: config.Admission, MutationsOnly: true})
 	if err != nil || len(res.Findings) != 0 {
 		t.Fatalf("CREATE must not compare with an old object: %v %v", res, err)
 	}
 }
 
-// The mutating webhook asks only for the rules that return patches; the
-// same object evaluated in full also gets every other finding.
+// The mutating webhook asks only for the rules that return patches; a full
+// evaluation (lint, the validating webhook) gets every other rule and never
+// those.
 func TestMutationsOnlyRunsTheRulesThatPatch(t *testing.T) {
 	e := newTestEngine(t, Options{})
 	pool := map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "p"},
@@ -159,7 +160,7 @@ func TestMutationsOnlyRunsTheRulesThatPatch(t *testing.T) {
 		want          func([]string) bool
 	}{
 		{"full evaluation", false, func(got []string) bool {
-			return slices.Contains(got, "KG701 warn spec.template.spec.nodeClassRef") && slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "KG201 deny") })
+			return !slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "KG7") }) && slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "KG201 deny") })
 		}},
 		{"mutations only", true, func(got []string) bool {
 			return slices.Equal(got, []string{"KG701 warn spec.template.spec.nodeClassRef"})
@@ -178,6 +179,18 @@ func TestMutationsOnlyRunsTheRulesThatPatch(t *testing.T) {
 		if r.Mutates != strings.HasPrefix(r.ID, "KG7") && r.Builtin {
 			t.Errorf("%s: mutates=%v; the built-in mutation rules are exactly KG7xx", r.ID, r.Mutates)
 		}
+	}
+}
+
+// A rule that builds its patch where the load-time check cannot see it,
+// without declaring mutates, fails its evaluation instead of patching
+// nothing in silence.
+func TestUndeclaredPatchFailsEvaluation(t *testing.T) {
+	e := newTestEngine(t, Options{PolicyDirs: []string{"testdata/userpolicy/hiddenpatch"}})
+	pool := map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "p"}, "spec": map[string]any{}}
+	_, err := e.Evaluate(context.Background(), Request{Object: pool, Operation: Create, Point: config.Admission})
+	if err == nil || !strings.Contains(err.Error(), "rule ACME800 returned a patch but does not declare `mutates: true`") {
+		t.Fatalf("got %v", err)
 	}
 }
 

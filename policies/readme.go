@@ -81,10 +81,10 @@ A rule reports with ` + "`violation contains {\"msg\": ..., \"path\": ..., \"fix
 ` + "`spec.disruption.budgets[1].schedule`" + ` (karpgate turns it into a file, line and column),
 ` + "`fix`" + ` overrides the rule's default fix, and ` + "`patch`" + ` (RFC 6902 operations on the
 object) makes the violation a mutation: the admission webhook's mutating endpoint applies
-it and reports it as a warning, its validating endpoint leaves it to that, and lint only
-lists it. A rule that returns patches declares ` + "`custom.mutates: true`" + `: the mutating
-endpoint evaluates only those rules (karpgate refuses to load one that writes a
-` + "`patch`" + ` key without the declaration). ` + "`custom.points: [admission]`" + ` runs a rule at one enforcement point only, for
+it and reports it as a warning. A rule that returns patches declares
+` + "`custom.mutates: true`" + `; the mutating endpoint evaluates only those rules, and lint
+and the validating endpoint never do. A rule that writes a ` + "`patch`" + ` key without the
+declaration is refused when it loads, or fails its evaluation. ` + "`custom.points: [admission]`" + ` runs a rule at one enforcement point only, for
 rules that compare an UPDATE with ` + "`input.oldObject`" + ` or that mutate.
 
 Rules see ` + "`input.object`" + `, ` + "`input.oldObject`" + ` (UPDATE), ` + "`input.operation`" + `,

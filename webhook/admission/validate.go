@@ -69,9 +69,9 @@ func (v *Validator) Handle(ctx context.Context, req ctrladmission.Request) ctrla
 	return ctrladmission.Allowed("").WithWarnings(warnings...)
 }
 
-// judge sorts findings into denials and warnings. Mutations are left to the
-// mutating webhook: a patch finding seen here means it did not run. before
-// holds the old object's findings on an UPDATE that has denials.
+// judge sorts findings into denials and warnings; the engine leaves
+// mutation rules to the mutating webhook. before holds the old object's
+// findings on an UPDATE that has denials.
 func judge(r review, res *policies.Result, before *policies.Result) (denials []policies.Finding, warnings []string) {
 	existing := map[string]bool{}
 	if before != nil {
@@ -81,8 +81,6 @@ func judge(r review, res *policies.Result, before *policies.Result) (denials []p
 	}
 	for _, f := range res.Findings {
 		switch {
-		case len(f.Patch) > 0:
-			continue
 		case f.Action == config.Deny && existing[f.RuleID+"\x00"+f.Path]:
 			warnings = append(warnings, grandfathered(f))
 			countFinding(validating, r, f.RuleID, actionGrandfathered)
@@ -95,9 +93,6 @@ func judge(r review, res *policies.Result, before *policies.Result) (denials []p
 		}
 	}
 	for _, f := range res.Waived {
-		if len(f.Patch) > 0 {
-			continue
-		}
 		warnings = append(warnings, waived(f))
 		countFinding(validating, r, f.RuleID, actionWaived)
 	}
