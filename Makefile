@@ -75,7 +75,7 @@ test: lint tools helm build ## Lint, build, then every test: unit, fuzz seeds, e
 	$(GO) test -count=1 -timeout 30m $(TEST_FLAGS) ./...
 
 unit: ## Only the tests that need no API server.
-	$(GO) test -count=1 $(TEST_FLAGS) $$($(GO) list ./... | grep -v /test/)
+	$(GO) test -count=1 $(TEST_FLAGS) $$($(GO) list ./... | grep -v /test/e2e)
 
 e2e: tools helm ## Only the end-to-end tests.
 	$(GO) test -count=1 -timeout 30m $(TEST_FLAGS) ./test/...
@@ -99,8 +99,13 @@ fuzz: ## Every fuzz target for $(FUZZTIME) each (FUZZTIME=1m make fuzz for longe
 	  done; \
 	done
 
-run: tools build ## A local kube-apiserver with the Karpenter CRDs, until Ctrl-C.
-	bin/karpgate run --assets $(ASSETS) --kubeconfig $(CURDIR)/bin/run/kubeconfig
+# karpgate-dev is karpgate plus `run`; the shipped binary (make build, the
+# Dockerfile) links no test harness, so `run` lives in its own command.
+bin/karpgate-dev: FORCE
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/karpgate-dev
+
+run: tools bin/karpgate-dev ## A local kube-apiserver with the Karpenter CRDs and karpgate, until Ctrl-C.
+	bin/karpgate-dev run --assets $(ASSETS) --kubeconfig $(CURDIR)/bin/run/kubeconfig
 
 clean: ## Remove build output (keeps the built control plane binaries).
-	rm -f bin/karpgate
+	rm -f bin/karpgate bin/karpgate-dev

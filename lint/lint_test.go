@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	goldenfile "github.com/karpgate/karpgate/internal/golden"
+	goldenfile "github.com/karpgate/karpgate/test/golden"
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/policies"

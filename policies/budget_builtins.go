@@ -4,14 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/types"
 
-	"github.com/karpgate/karpgate/disruption/budget"
+	"github.com/karpgate/karpgate/budget"
 )
 
 // The budget builtins read a NodePool's spec.disruption.budgets through
@@ -48,60 +47,55 @@ func budgetProblemsBuiltin(_ rego.BuiltinContext, terms []*ast.Term) (*ast.Term,
 	if err != nil {
 		return nil, err
 	}
-	return valueTerm(budgetProblems(pool))
+	return valueTerm(problemsToRego(budget.Problems(pool)))
 }
 
-// budgetProblems lists what is wrong with the budgets as written, each
-// classified by the field it concerns so that each rule picks its own.
-func budgetProblems(pool map[string]any) []any {
-	var out []any
-	budgets, err := budget.FromNodePool(pool)
-	if err != nil {
-		// Wrong JSON types: each joined error reads "<path>: <message>".
-		for _, line := range strings.Split(err.Error(), "\n") {
-			path, msg, _ := strings.Cut(line, ": ")
-			out = append(out, problem(classify(path, false), path, msg, "", budget.RejectedByAPIServer))
-		}
-		return out
-	}
-	for _, fe := range budget.Validate(budgets) {
-		pairing := fe.Value == "" && (strings.HasSuffix(fe.Path, ".schedule") || strings.HasSuffix(fe.Path, ".duration")) && isPairingProblem(budgets, fe.Path)
-		out = append(out, problem(classify(fe.Path, pairing), fe.Path, fe.Problem, fe.Fix, fe.Effect))
+// problemsToRego converts budget.Problems to the objects the rules read.
+func problemsToRego(problems []budget.Problem) []any {
+	out := make([]any, 0, len(problems))
+	for _, p := range problems {
+		out = append(out, map[string]any{"kind": string(p.Kind), "path": p.Path, "message": p.Message, "fix": p.Fix, "effect": string(p.Effect)})
 	}
 	return out
 }
 
-// isPairingProblem reports whether a problem at budgets[i].schedule or
-// .duration is about the field being absent while its partner is set.
-func isPairingProblem(budgets []budget.Budget, path string) bool {
-	for _, b := range budgets {
-		switch path {
-		case b.Path() + ".schedule":
-			return b.Schedule == nil
-		case b.Path() + ".duration":
-			return b.Duration == nil
+// analysisToRego converts a budget.Analysis to the object the rules read.
+func analysisToRego(a budget.Analysis) map[string]any {
+	out := map[string]any{"readable": a.Readable, "blocked": a.Blocked}
+	if !a.Readable || a.Blocked {
+		return out
+	}
+	list := make([]any, 0, len(a.Budgets))
+	for _, b := range a.Budgets {
+		list = append(list, map[string]any{
+			"index": b.Index, "path": b.Path, "nodes": b.Nodes, "scheduled": b.Scheduled,
+			"neverFires": b.NeverFires, "neverActive": b.NeverActive,
+		})
+	}
+	out["budgets"] = list
+	if a.Reasons == nil {
+		return out
+	}
+	reasons := make(map[string]any, len(a.Reasons))
+	for r, ra := range a.Reasons {
+		reasons[string(r)] = map[string]any{
+			"neverAllowed":    ra.NeverAllowed,
+			"binding":         intsToRego(ra.Binding),
+			"scheduled":       intsToRego(ra.Scheduled),
+			"alwaysUnlimited": ra.AlwaysUnlimited,
+			"unlimited":       ra.UnlimitedText,
 		}
 	}
-	return false
+	out["reasons"] = reasons
+	return out
 }
 
-func classify(path string, pairing bool) string {
-	if pairing {
-		return "pairing"
+func intsToRego(ints []int) []any {
+	out := make([]any, len(ints))
+	for i, v := range ints {
+		out[i] = v
 	}
-	last := path[strings.LastIndex(path, ".")+1:]
-	if i := strings.IndexByte(last, '['); i >= 0 {
-		last = last[:i]
-	}
-	switch last {
-	case "schedule", "duration", "reasons", "nodes":
-		return last
-	}
-	return "list"
-}
-
-func problem(kind, path, msg, fix string, effect budget.Effect) map[string]any {
-	return map[string]any{"kind": kind, "path": path, "message": msg, "fix": fix, "effect": string(effect)}
+	return out
 }
 
 func budgetAnalyzeBuiltin(_ rego.BuiltinContext, terms []*ast.Term) (*ast.Term, error) {
@@ -117,7 +111,7 @@ func budgetAnalyzeBuiltin(_ rego.BuiltinContext, terms []*ast.Term) (*ast.Term, 
 	if !ok {
 		return nil, errors.New("karpgate.budgets.analyze: now_ns must be an integer")
 	}
-	return valueTerm(analyzeBudgets(pool, time.Unix(0, ns).UTC()))
+	return valueTerm(analysisToRego(budget.Analyze(pool, time.Unix(0, ns).UTC())))
 }
 
 // objectFromTerm turns a Rego value into the JSON values the budget package

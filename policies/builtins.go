@@ -3,7 +3,6 @@ package policies
 import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
-	"github.com/open-policy-agent/opa/v1/tester"
 	"github.com/open-policy-agent/opa/v1/types"
 )
 
@@ -47,12 +46,4 @@ func builtinOptions() []func(*rego.Rego) {
 		opts = append(opts, b.regoOption())
 	}
 	return opts
-}
-
-func testerBuiltins() []*tester.Builtin {
-	out := make([]*tester.Builtin, 0, len(karpgateBuiltins))
-	for _, b := range karpgateBuiltins {
-		out = append(out, &tester.Builtin{Decl: b.astDecl(), Func: b.regoOption()})
-	}
-	return out
 }

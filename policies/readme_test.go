@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	goldenfile "github.com/karpgate/karpgate/internal/golden"
+	goldenfile "github.com/karpgate/karpgate/test/golden"
 )
 
 func TestReadmeIsUpToDate(t *testing.T) {

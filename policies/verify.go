@@ -1,16 +1,30 @@
 package policies
 
 import (
+	"bytes"
 	"context"
-	"errors"
+	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
-	"github.com/open-policy-agent/opa/v1/tester"
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage"
+	"github.com/open-policy-agent/opa/v1/topdown"
 
 	"github.com/karpgate/karpgate/config"
+)
+
+// Rego unit tests follow `opa test`'s conventions: a rule named test_* is a
+// test, todo_test_* is a skipped one, and --run matches the test's full
+// name (data.<package>.<rule>). karpgate runs them itself rather than
+// through OPA's tester package, which links Go's testing package (for its
+// benchmarks) into whatever imports it: the shipped binary must not.
+const (
+	testPrefix     = "test_"
+	skipTestPrefix = "todo_test_"
 )
 
 // TestOptions select the Rego unit tests to run.
@@ -20,8 +34,8 @@ type TestOptions struct {
 	// Config is what data.karpgate.config holds during the tests; nil
 	// means the defaults. Tests override it with `with`.
 	Config *config.Config
-	// Run, when set, is a regular expression a test's package-qualified
-	// name must match.
+	// Run, when set, is a regular expression a test's full name
+	// (data.<package>.<rule>) must match, as with `opa test --run`.
 	Run string
 }
 
@@ -47,7 +61,19 @@ func RunTests(ctx context.Context, opts TestOptions) ([]TestResult, error) {
 	if cfg == nil {
 		cfg = config.Default()
 	}
+	var filter *regexp.Regexp
+	if opts.Run != "" {
+		var err error
+		if filter, err = regexp.Compile(opts.Run); err != nil {
+			return nil, fmt.Errorf("--run %q: %w", opts.Run, err)
+		}
+	}
 	set, err := loadPolicySet(opts.PolicyDirs, opts.DataDirs, true)
+	if err != nil {
+		return nil, err
+	}
+	tests := collectTests(set.modules)
+	compiler, err := compile(set.modules)
 	if err != nil {
 		return nil, err
 	}
@@ -55,42 +81,15 @@ func RunTests(ctx context.Context, opts TestOptions) ([]TestResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	runner := tester.NewRunner().
-		SetCompiler(newCompiler()).
-		SetStore(store).
-		AddCustomBuiltins(testerBuiltins()).
-		CapturePrintOutput(true).
-		RaiseBuiltinErrors(true).
-		Filter(opts.Run).
-		SetModules(set.modules)
-	ch, err := runner.RunTests(ctx, nil)
-	if err != nil {
-		var compileErrs ast.Errors
-		if errors.As(err, &compileErrs) {
-			return nil, explainCompileErrors(compileErrs)
-		}
-		return nil, err
-	}
 	var results []TestResult
-	for r := range ch {
-		t := TestResult{
-			Package:  strings.TrimPrefix(r.Package, "data."),
-			Name:     r.Name,
-			Passed:   r.Pass(),
-			Skipped:  r.Skip,
-			Output:   string(r.Output),
-			Duration: r.Duration,
+	for _, t := range tests {
+		if filter != nil && !filter.MatchString(t.query) {
+			continue
 		}
-		if r.Location != nil {
-			t.File, t.Line = r.Location.File, r.Location.Row
-			t.Builtin = strings.HasPrefix(t.File, builtinPrefix)
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		if r.Error != nil {
-			t.Error = r.Error.Error()
-		} else if r.Fail {
-			t.Error = "the test's body was false or undefined"
-		}
-		results = append(results, t)
+		results = append(results, t.run(ctx, compiler, store))
 	}
 	slices.SortFunc(results, func(a, b TestResult) int {
 		if c := strings.Compare(a.File, b.File); c != 0 {
@@ -99,4 +98,128 @@ func RunTests(ctx context.Context, opts TestOptions) ([]TestResult, error) {
 		return a.Line - b.Line
 	})
 	return results, nil
+}
+
+// regoTest is one test rule, renamed when its package defines the same
+// name more than once so that each definition runs and reports on its own
+// (Rego would otherwise OR them together).
+type regoTest struct {
+	pkg, name, query string
+	file             string
+	line             int
+	skip             bool
+	partial          bool
+}
+
+// collectTests finds the test rules and gives each repeated name a #NN
+// suffix in the modules themselves, before they are compiled.
+func collectTests(modules map[string]*ast.Module) []regoTest {
+	files := make([]string, 0, len(modules))
+	for f := range modules {
+		files = append(files, f)
+	}
+	slices.Sort(files)
+	seen := map[string]int{}
+	var tests []regoTest
+	for _, file := range files {
+		m := modules[file]
+		pkg := m.Package.Path.String()
+		for _, r := range m.Rules {
+			ref := r.Head.Ref()
+			if len(ref) != 1 {
+				continue // test rules are plain names, not refs
+			}
+			name := r.Head.Name.String()
+			if v, ok := ref[0].Value.(ast.Var); ok {
+				name = string(v)
+			}
+			skip := strings.HasPrefix(name, skipTestPrefix)
+			if !skip && !strings.HasPrefix(name, testPrefix) {
+				continue
+			}
+			key := pkg + "." + name
+			if n := seen[key]; n > 0 {
+				name = fmt.Sprintf("%s#%02d", name, n)
+				r.Head.Name = ast.Var(name)
+				r.Head.Reference = ast.Ref{ast.VarTerm(name)}
+			}
+			seen[key]++
+			loc := r.Loc()
+			t := regoTest{
+				pkg: strings.TrimPrefix(pkg, "data."), name: name,
+				query:   pkg + "." + name,
+				skip:    skip,
+				partial: r.Head.DocKind() != ast.CompleteDoc,
+			}
+			if loc != nil {
+				t.file, t.line = loc.File, loc.Row
+			}
+			tests = append(tests, t)
+		}
+	}
+	return tests
+}
+
+func (t regoTest) run(ctx context.Context, compiler *ast.Compiler, store storage.Store) TestResult {
+	res := TestResult{Package: t.pkg, Name: t.name, File: t.file, Line: t.line, Builtin: strings.HasPrefix(t.file, builtinPrefix)}
+	if t.skip {
+		res.Skipped, res.Passed = true, true
+		return res
+	}
+	var printed bytes.Buffer
+	var builtinErrs []topdown.Error
+	// The query is a reference built from parsed names, so quoting a
+	// renamed test's "#" is what keeps it a valid reference.
+	query := ast.MustParseRef(t.pkgRef()).Append(ast.StringTerm(t.name))
+	opts := append([]func(*rego.Rego){
+		rego.Compiler(compiler),
+		rego.Store(store),
+		rego.ParsedQuery(ast.NewBody(ast.NewExpr(ast.NewTerm(query)))),
+		rego.PrintHook(topdown.NewPrintHook(&printed)),
+		rego.EnablePrintStatements(true),
+		rego.BuiltinErrorList(&builtinErrs),
+		rego.StrictBuiltinErrors(false),
+	}, builtinOptions()...)
+	start := time.Now()
+	rs, err := rego.New(opts...).Eval(ctx)
+	res.Duration = time.Since(start)
+	res.Output = printed.String()
+	switch {
+	case err != nil:
+		res.Error = err.Error()
+	case len(builtinErrs) == 1:
+		res.Error = builtinErrs[0].Error()
+	case len(builtinErrs) > 1:
+		res.Error = fmt.Sprint(builtinErrs)
+	case len(rs) == 0 || len(rs[0].Expressions) == 0:
+		res.Error = "the test's body was false or undefined"
+	case !passed(rs[0].Expressions[0].Value, t.partial):
+		res.Error = "the test's body was false or undefined"
+	default:
+		res.Passed = true
+	}
+	return res
+}
+
+func (t regoTest) pkgRef() string { return "data." + t.pkg }
+
+// passed reads a test's value: true for a complete test; for a test
+// defined as a partial set or object, every member must be true.
+func passed(v any, partial bool) bool {
+	if !partial {
+		b, ok := v.(bool)
+		return ok && b
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for _, m := range x {
+			if b, ok := m.(bool); !ok || !b {
+				return false
+			}
+		}
+		return true
+	case []any:
+		return true // a set of test-case names: each member is a case that held
+	}
+	return false
 }

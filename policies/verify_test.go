@@ -2,6 +2,8 @@ package policies
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -75,4 +77,51 @@ func keys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestRunTestsRunsEachDefinitionOfARepeatedName: Rego ORs rules of the same
+// name, so a failing second definition would hide behind a passing first
+// one; each must run and report on its own, as `opa test` does. todo_test_
+// rules are reported as skipped.
+func TestRunTestsRunsEachDefinitionOfARepeatedName(t *testing.T) {
+	dir := t.TempDir()
+	src := `package acme.repeated
+
+test_same if true
+
+test_same if false
+
+todo_test_later if false
+`
+	if err := os.WriteFile(filepath.Join(dir, "repeated_test.rego"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	results, err := RunTests(context.Background(), TestOptions{PolicyDirs: []string{dir}, Run: `^data\.acme\.`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		name            string
+		line            int
+		passed, skipped bool
+	}
+	var got []outcome
+	for _, r := range results {
+		got = append(got, outcome{r.Name, r.Line, r.Passed, r.Skipped})
+	}
+	want := []outcome{
+		{"test_same", 3, true, false},
+		{"test_same#01", 5, false, false},
+		{"todo_test_later", 7, true, true},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestRunTestsRefusesABadRunPattern(t *testing.T) {
+	_, err := RunTests(context.Background(), TestOptions{Run: "("})
+	if err == nil || !strings.Contains(err.Error(), `--run "("`) {
+		t.Fatalf("got %v", err)
+	}
 }

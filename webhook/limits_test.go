@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/karpgate/karpgate/internal/loopback"
+	"github.com/karpgate/karpgate/test/loopback"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/karpgate/karpgate/internal/loopback"
+	"github.com/karpgate/karpgate/test/loopback"
 
-	"github.com/karpgate/karpgate/internal/localca"
+	"github.com/karpgate/karpgate/test/localca"
 )
 
 func writeCerts(t *testing.T, dir string) *localca.Bundle {

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/karpgate/karpgate/disruption/budget"
+	"github.com/karpgate/karpgate/budget"
 	"github.com/karpgate/karpgate/disruption/state"
 	"github.com/karpgate/karpgate/disruption/status"
 )

@@ -9,7 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/karpgate/karpgate/disruption/budget"
+	"github.com/karpgate/karpgate/budget"
 	"github.com/karpgate/karpgate/disruption/status"
 )
 

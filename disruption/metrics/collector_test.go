@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/karpgate/karpgate/disruption/budget"
+	"github.com/karpgate/karpgate/budget"
 	"github.com/karpgate/karpgate/disruption/drift"
 	"github.com/karpgate/karpgate/disruption/status"
 )

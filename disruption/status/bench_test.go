@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/karpgate/karpgate/disruption/budget"
+	"github.com/karpgate/karpgate/budget"
 	"github.com/karpgate/karpgate/disruption/state"
-	"github.com/karpgate/karpgate/internal/benchratio"
+	"github.com/karpgate/karpgate/test/benchratio"
 )
 
 const (

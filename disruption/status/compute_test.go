@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/karpgate/karpgate/disruption/budget"
+	"github.com/karpgate/karpgate/budget"
 	"github.com/karpgate/karpgate/disruption/guard"
 	"github.com/karpgate/karpgate/internal/karpenter"
 )

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	goldenfile "github.com/karpgate/karpgate/internal/golden"
+	goldenfile "github.com/karpgate/karpgate/test/golden"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"

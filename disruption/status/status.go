@@ -3,7 +3,7 @@ package status
 import (
 	"time"
 
-	"github.com/karpgate/karpgate/disruption/budget"
+	"github.com/karpgate/karpgate/budget"
 	"github.com/karpgate/karpgate/disruption/drift"
 	"github.com/karpgate/karpgate/disruption/guard"
 )

@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/karpgate/karpgate/disruption/budget"
+	"github.com/karpgate/karpgate/budget"
 )
 
 // WriteTable prints one row per NodePool, then notes for what needs a person:

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/karpgate/karpgate/internal/localcluster"
-	"github.com/karpgate/karpgate/internal/serve"
-	"github.com/karpgate/karpgate/internal/testenv"
+	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
+	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
+	"github.com/karpgate/karpgate/test/testenv"
 )
 
 // TestAdmissionWebhooks drives karpgate's webhooks with the real kubectl

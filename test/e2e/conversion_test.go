@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/karpgate/karpgate/internal/loopback"
+	"github.com/karpgate/karpgate/test/loopback"
 
-	"github.com/karpgate/karpgate/internal/crdsource"
 	"github.com/karpgate/karpgate/internal/karpenter"
-	"github.com/karpgate/karpgate/internal/localca"
-	"github.com/karpgate/karpgate/internal/testenv"
 	"github.com/karpgate/karpgate/internal/webhookconfig"
+	"github.com/karpgate/karpgate/test/crdsource"
+	"github.com/karpgate/karpgate/test/localca"
+	"github.com/karpgate/karpgate/test/testenv"
 )
 
 // TestConversionWebhook runs `karpgate serve` as the conversion webhook of

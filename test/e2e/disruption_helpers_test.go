@@ -18,7 +18,7 @@ import (
 
 	"github.com/karpgate/karpgate/disruption/controller"
 	"github.com/karpgate/karpgate/internal/manifest"
-	"github.com/karpgate/karpgate/internal/testenv"
+	"github.com/karpgate/karpgate/test/testenv"
 )
 
 // createWithStatus creates each object, then writes the status it was given

@@ -23,10 +23,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/karpgate/karpgate/cmd/karpgate/app"
 	"github.com/karpgate/karpgate/disruption/controller"
-	"github.com/karpgate/karpgate/internal/cli"
-	"github.com/karpgate/karpgate/internal/crdsource"
-	"github.com/karpgate/karpgate/internal/testenv"
+	"github.com/karpgate/karpgate/test/crdsource"
+	"github.com/karpgate/karpgate/test/testenv"
 )
 
 // Monday 7 January 2030, a minute before business hours.
@@ -140,7 +140,7 @@ karpgate_nodepool_do_not_disrupt_nodes{nodepool="steady"} 0
 	golden(t, rec.Body.Bytes(), "disruption", "status.golden.json")
 
 	var out, errOut bytes.Buffer
-	if code := cli.Execute([]string{"status", "--kubeconfig", env.KubeconfigPath, "--at", beforeNine.Format(time.RFC3339)}, nil, &out, &errOut); code != 0 {
+	if code := app.Execute([]string{"status", "--kubeconfig", env.KubeconfigPath, "--at", beforeNine.Format(time.RFC3339)}, nil, &out, &errOut); code != 0 {
 		t.Fatalf("karpgate status exited %d: %s", code, errOut.String())
 	}
 	golden(t, out.Bytes(), "disruption", "status.golden.txt")
@@ -294,7 +294,7 @@ karpgate_nodepool_rollout_guard_held{nodepool="steady"} 0
 	}
 
 	var out, errOut bytes.Buffer
-	if code := cli.Execute([]string{"resume", "guarded", "--kubeconfig", env.KubeconfigPath}, nil, &out, &errOut); code != 0 || !strings.Contains(out.String(), "removed karpgate's budget spec.disruption.budgets[2]") {
+	if code := app.Execute([]string{"resume", "guarded", "--kubeconfig", env.KubeconfigPath}, nil, &out, &errOut); code != 0 || !strings.Contains(out.String(), "removed karpgate's budget spec.disruption.budgets[2]") {
 		t.Fatalf("karpgate resume exited %d: %s%s", code, out.String(), errOut.String())
 	}
 	got, annotations = budgetsOf(t, env.Client, "guarded")
@@ -306,7 +306,7 @@ karpgate_nodepool_rollout_guard_held{nodepool="steady"} 0
 		return sameEvents([]string{"broken DisruptionBudgetInvalid", "guarded RolloutGuardHeld", "guarded RolloutGuardLifted"}, poolEvents(t, env.Client, "karpgate-guard"))
 	})
 	out.Reset()
-	if code := cli.Execute([]string{"resume", "guarded", "--kubeconfig", env.KubeconfigPath}, nil, &out, &errOut); code != 0 || !strings.Contains(out.String(), "does not hold it; nothing changed") {
+	if code := app.Execute([]string{"resume", "guarded", "--kubeconfig", env.KubeconfigPath}, nil, &out, &errOut); code != 0 || !strings.Contains(out.String(), "does not hold it; nothing changed") {
 		t.Errorf("second resume exited %d: %s", code, out.String())
 	}
 

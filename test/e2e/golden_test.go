@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	goldenfile "github.com/karpgate/karpgate/internal/golden"
+	goldenfile "github.com/karpgate/karpgate/test/golden"
 )
 
 // golden compares got with the file at test/testdata/<parts...>.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/manifest"
-	"github.com/karpgate/karpgate/internal/testenv"
+	"github.com/karpgate/karpgate/test/testenv"
 )
 
 // decodeOne finds the single object of kind and decodes it into out.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/manifest"
-	"github.com/karpgate/karpgate/internal/testenv"
+	"github.com/karpgate/karpgate/test/testenv"
 )
 
 // checkPodSecurityAdmission submits the Deployment's pod to the API server

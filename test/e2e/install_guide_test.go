@@ -16,8 +16,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/karpgate/karpgate/internal/localca"
-	"github.com/karpgate/karpgate/internal/testenv"
+	"github.com/karpgate/karpgate/test/localca"
+	"github.com/karpgate/karpgate/test/testenv"
 )
 
 // guideBlock finds the shell blocks of docs/install.md marked

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/karpgate/karpgate/internal/crdsource"
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/manifest"
-	"github.com/karpgate/karpgate/internal/testenv"
+	"github.com/karpgate/karpgate/test/crdsource"
+	"github.com/karpgate/karpgate/test/testenv"
 )
 
 // rendering is one way an operator turns manifests/ into objects.

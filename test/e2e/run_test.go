@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/karpgate/karpgate/internal/testenv"
+	"github.com/karpgate/karpgate/test/testenv"
 )
 
 // TestRunServesKubectlAndCleansUpOnInterrupt runs `karpgate run` as a user
@@ -24,7 +24,7 @@ import (
 func TestRunServesKubectlAndCleansUpOnInterrupt(t *testing.T) {
 	assets := testenv.AssetsDir(t)
 	dir := t.TempDir()
-	bin := buildKarpgate(t)
+	bin := buildKarpgateDev(t)
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/karpgate/karpgate/internal/crdsource"
-	"github.com/karpgate/karpgate/internal/testenv"
+	"github.com/karpgate/karpgate/test/crdsource"
+	"github.com/karpgate/karpgate/test/testenv"
 )
 
 func readTestdata(t *testing.T, parts ...string) []byte {

@@ -9,7 +9,7 @@
 #   severity: warn
 #   kinds: [EC2NodeClass]
 #   fix: Move to a supported family (AL2023 or Bottlerocket) with an alias, or use amiFamily Custom with your Ubuntu AMI ids and your own user data.
-package karpgate.rules.ami_family_ubuntu
+package karpgate.rules.ami_ubuntu
 
 violation contains {
 	"msg": "amiFamily Ubuntu is not supported by Karpenter v1: conversion rewrites it to AL2 with a placeholder AMI",

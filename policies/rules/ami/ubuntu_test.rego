@@ -1,4 +1,4 @@
-package karpgate.rules.ami_family_ubuntu
+package karpgate.rules.ami_ubuntu
 
 import data.karpgate.testlib
 

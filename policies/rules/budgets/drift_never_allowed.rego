@@ -11,7 +11,7 @@
 #   severity: warn
 #   kinds: [NodePool]
 #   fix: Give the nodes "0" budget a schedule and duration so drift can proceed outside it, or leave Drifted out of its reasons.
-package karpgate.rules.budget_drift_never_allowed
+package karpgate.rules.budgets_drift_never_allowed
 
 import data.karpgate.lib
 

@@ -1,4 +1,4 @@
-package karpgate.rules.budget_drift_never_allowed
+package karpgate.rules.budgets_drift_never_allowed
 
 import data.karpgate.testlib
 

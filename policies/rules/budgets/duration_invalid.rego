@@ -8,7 +8,7 @@
 #   severity: deny
 #   kinds: [NodePool]
 #   fix: 'Write the duration in hours and minutes, such as 8h, 90m or 1h30m; a day is 24h.'
-package karpgate.rules.budget_duration_invalid
+package karpgate.rules.budgets_duration_invalid
 
 import data.karpgate.lib
 

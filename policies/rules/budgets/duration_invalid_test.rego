@@ -1,4 +1,4 @@
-package karpgate.rules.budget_duration_invalid
+package karpgate.rules.budgets_duration_invalid
 
 import data.karpgate.testlib
 

@@ -7,7 +7,7 @@
 #   severity: deny
 #   kinds: [NodePool]
 #   fix: 'Write budgets as a list of objects with nodes and optionally schedule, duration and reasons.'
-package karpgate.rules.budget_list_invalid
+package karpgate.rules.budgets_list_invalid
 
 import data.karpgate.lib
 

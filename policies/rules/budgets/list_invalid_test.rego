@@ -1,4 +1,4 @@
-package karpgate.rules.budget_list_invalid
+package karpgate.rules.budgets_list_invalid
 
 import data.karpgate.testlib
 

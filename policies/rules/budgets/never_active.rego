@@ -9,7 +9,7 @@
 #   severity: warn
 #   kinds: [NodePool]
 #   fix: Give the budget a duration longer than zero and a schedule that fires, or remove it.
-package karpgate.rules.budget_never_active
+package karpgate.rules.budgets_never_active
 
 import data.karpgate.lib
 

@@ -1,4 +1,4 @@
-package karpgate.rules.budget_never_active
+package karpgate.rules.budgets_never_active
 
 import data.karpgate.testlib
 

@@ -9,7 +9,7 @@
 #   severity: deny
 #   kinds: [NodePool]
 #   fix: 'Quote the value and write a whole number or a percentage, such as "0", "5" or "10%".'
-package karpgate.rules.budget_nodes_invalid
+package karpgate.rules.budgets_nodes_invalid
 
 import data.karpgate.lib
 

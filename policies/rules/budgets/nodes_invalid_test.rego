@@ -1,4 +1,4 @@
-package karpgate.rules.budget_nodes_invalid
+package karpgate.rules.budgets_nodes_invalid
 
 import data.karpgate.testlib
 

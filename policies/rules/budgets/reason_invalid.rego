@@ -9,7 +9,7 @@
 #   severity: deny
 #   kinds: [NodePool]
 #   fix: 'Spell the reason exactly: Underutilized, Empty or Drifted.'
-package karpgate.rules.budget_reason_invalid
+package karpgate.rules.budgets_reason_invalid
 
 import data.karpgate.lib
 

@@ -1,4 +1,4 @@
-package karpgate.rules.budget_reason_invalid
+package karpgate.rules.budgets_reason_invalid
 
 import data.karpgate.testlib
 

@@ -8,7 +8,7 @@
 #   severity: deny
 #   kinds: [NodePool]
 #   fix: 'Add the missing field, or remove both for an always-active budget.'
-package karpgate.rules.budget_schedule_duration_pair
+package karpgate.rules.budgets_schedule_duration_pair
 
 import data.karpgate.lib
 

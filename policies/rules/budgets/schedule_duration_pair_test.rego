@@ -1,4 +1,4 @@
-package karpgate.rules.budget_schedule_duration_pair
+package karpgate.rules.budgets_schedule_duration_pair
 
 import data.karpgate.testlib
 

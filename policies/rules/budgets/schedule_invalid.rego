@@ -12,7 +12,7 @@
 #   severity: deny
 #   kinds: [NodePool]
 #   fix: 'Write five fields with ranges low to high (sat,sun instead of sat-sun; 0 for Sunday), or one of @yearly, @monthly, @weekly, @daily, @hourly.'
-package karpgate.rules.budget_schedule_invalid
+package karpgate.rules.budgets_schedule_invalid
 
 import data.karpgate.lib
 

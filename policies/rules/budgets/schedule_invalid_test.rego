@@ -1,4 +1,4 @@
-package karpgate.rules.budget_schedule_invalid
+package karpgate.rules.budgets_schedule_invalid
 
 import data.karpgate.testlib
 

@@ -10,7 +10,7 @@
 #   severity: warn
 #   kinds: [NodePool]
 #   fix: Fix the date in the schedule, or remove schedule and duration if the budget should always apply.
-package karpgate.rules.budget_schedule_never_fires
+package karpgate.rules.budgets_schedule_never_fires
 
 import data.karpgate.lib
 

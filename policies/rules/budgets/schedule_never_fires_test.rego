@@ -1,4 +1,4 @@
-package karpgate.rules.budget_schedule_never_fires
+package karpgate.rules.budgets_schedule_never_fires
 
 import data.karpgate.testlib
 

@@ -11,7 +11,7 @@
 #   severity: warn
 #   kinds: [NodePool]
 #   fix: 'If disruptions should happen only inside a window, block the rest of the time instead: a nodes "0" budget whose schedule starts when your window ends and lasts until it opens again, plus an always-active budget with the number you want inside the window.'
-package karpgate.rules.budget_unlimited_outside_window
+package karpgate.rules.budgets_unlimited_outside_window
 
 import data.karpgate.lib
 

@@ -1,4 +1,4 @@
-package karpgate.rules.budget_unlimited_outside_window
+package karpgate.rules.budgets_unlimited_outside_window
 
 import data.karpgate.testlib
 

@@ -10,7 +10,7 @@
 #   severity: warn
 #   kinds: [NodePool]
 #   fix: Add the EC2NodeClass to the input, or fix the name in nodeClassRef.
-package karpgate.rules.node_class_missing
+package karpgate.rules.crossobject_node_class_missing
 
 import data.karpgate.lib
 

@@ -1,4 +1,4 @@
-package karpgate.rules.node_class_missing
+package karpgate.rules.crossobject_node_class_missing
 
 import data.karpgate.testlib
 

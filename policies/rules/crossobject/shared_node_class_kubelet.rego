@@ -10,7 +10,7 @@
 #   severity: warn
 #   kinds: [NodePool]
 #   fix: Give each kubelet configuration its own EC2NodeClass, or agree on one and set it in the EC2NodeClass's spec.kubelet.
-package karpgate.rules.shared_node_class_kubelet
+package karpgate.rules.crossobject_shared_node_class_kubelet
 
 import data.karpgate.lib
 

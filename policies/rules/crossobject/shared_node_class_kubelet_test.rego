@@ -1,4 +1,4 @@
-package karpgate.rules.shared_node_class_kubelet
+package karpgate.rules.crossobject_shared_node_class_kubelet
 
 import data.karpgate.testlib
 

@@ -9,7 +9,7 @@
 #   severity: deny
 #   kinds: [NodePool]
 #   fix: Move the value to spec.template.spec.expireAfter.
-package karpgate.rules.disruption_expire_after
+package karpgate.rules.migration_disruption_expire_after
 
 import data.karpgate.lib
 

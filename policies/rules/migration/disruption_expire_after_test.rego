@@ -1,4 +1,4 @@
-package karpgate.rules.disruption_expire_after
+package karpgate.rules.migration_disruption_expire_after
 
 import data.karpgate.testlib
 

@@ -11,7 +11,7 @@
 #   severity: warn
 #   kinds: [NodePool]
 #   fix: Copy the annotation's kubelet settings into the EC2NodeClass's spec.kubelet, check they match, then remove the annotation.
-package karpgate.rules.kubelet_compatibility_annotation
+package karpgate.rules.migration_kubelet_compatibility_annotation
 
 import data.karpgate.lib
 

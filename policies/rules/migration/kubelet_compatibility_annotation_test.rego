@@ -1,4 +1,4 @@
-package karpgate.rules.kubelet_compatibility_annotation
+package karpgate.rules.migration_kubelet_compatibility_annotation
 
 import data.karpgate.testlib
 

@@ -9,7 +9,7 @@
 #   severity: warn
 #   kinds: [NodePool, NodeClaim, EC2NodeClass]
 #   fix: 'Use karpenter.sh/do-not-disrupt: "true" instead.'
-package karpgate.rules.legacy_do_not_evict
+package karpgate.rules.migration_legacy_do_not_evict
 
 import data.karpgate.lib
 

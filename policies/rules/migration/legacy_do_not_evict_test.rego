@@ -1,4 +1,4 @@
-package karpgate.rules.legacy_do_not_evict
+package karpgate.rules.migration_legacy_do_not_evict
 
 import data.karpgate.testlib
 

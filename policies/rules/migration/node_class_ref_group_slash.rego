@@ -8,7 +8,7 @@
 #   severity: deny
 #   kinds: [NodePool, NodeClaim]
 #   fix: Keep only the part before the /, for example group karpenter.k8s.aws.
-package karpgate.rules.node_class_ref_group_slash
+package karpgate.rules.migration_node_class_ref_group_slash
 
 import data.karpgate.lib
 

@@ -1,4 +1,4 @@
-package karpgate.rules.node_class_ref_group_slash
+package karpgate.rules.migration_node_class_ref_group_slash
 
 import data.karpgate.testlib
 

@@ -9,7 +9,7 @@
 #   severity: deny
 #   kinds: [NodePool, NodeClaim]
 #   fix: 'Add group: karpenter.k8s.aws and kind: EC2NodeClass next to name.'
-package karpgate.rules.node_class_ref_incomplete
+package karpgate.rules.migration_node_class_ref_incomplete
 
 import data.karpgate.lib
 

@@ -1,4 +1,4 @@
-package karpgate.rules.node_class_ref_incomplete
+package karpgate.rules.migration_node_class_ref_incomplete
 
 import data.karpgate.testlib
 

@@ -9,7 +9,7 @@
 #   severity: deny
 #   kinds: [NodePool]
 #   fix: Move the block to the referenced EC2NodeClass's spec.kubelet (or run `karpgate convert` on the v1beta1 original).
-package karpgate.rules.nodepool_kubelet
+package karpgate.rules.migration_nodepool_kubelet
 
 import data.karpgate.lib
 

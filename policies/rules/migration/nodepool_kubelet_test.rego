@@ -1,4 +1,4 @@
-package karpgate.rules.nodepool_kubelet
+package karpgate.rules.migration_nodepool_kubelet
 
 import data.karpgate.testlib
 

@@ -13,7 +13,7 @@
 #     admission: warn
 #   kinds: [NodePool, NodeClaim, EC2NodeClass]
 #   fix: Run `karpgate convert` on the file to rewrite it as v1, and review the diff.
-package karpgate.rules.api_v1beta1
+package karpgate.rules.migration_v1beta1
 
 import data.karpgate.lib
 

@@ -1,4 +1,4 @@
-package karpgate.rules.api_v1beta1
+package karpgate.rules.migration_v1beta1
 
 test_v1beta1_kinds_are_reported if {
 	every api in ["karpenter.sh/v1beta1", "karpenter.k8s.aws/v1beta1"] {

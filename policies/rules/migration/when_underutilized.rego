@@ -8,7 +8,7 @@
 #   severity: deny
 #   kinds: [NodePool]
 #   fix: Use consolidationPolicy WhenEmptyOrUnderutilized and set consolidateAfter (0s keeps v1beta1's behaviour).
-package karpgate.rules.when_underutilized
+package karpgate.rules.migration_when_underutilized
 
 import data.karpgate.lib
 

@@ -1,4 +1,4 @@
-package karpgate.rules.when_underutilized
+package karpgate.rules.migration_when_underutilized
 
 import data.karpgate.testlib
 

@@ -9,7 +9,7 @@
 #   kinds: ["*"]
 #   waivable: false
 #   fix: Use the rule ID exactly as karpgate reports it, such as KG101.
-package karpgate.rules.waiver_unknown_rule
+package karpgate.rules.waivers_unknown_rule
 
 import data.karpgate.lib
 

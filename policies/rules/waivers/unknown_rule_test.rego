@@ -1,4 +1,4 @@
-package karpgate.rules.waiver_unknown_rule
+package karpgate.rules.waivers_unknown_rule
 
 import data.karpgate.testlib
 

@@ -10,7 +10,7 @@
 #   kinds: ["*"]
 #   waivable: false
 #   fix: Write the reason as the annotation's value, for example "staging pool, AMIs tested by the nightly job".
-package karpgate.rules.waiver_without_reason
+package karpgate.rules.waivers_without_reason
 
 import data.karpgate.lib
 

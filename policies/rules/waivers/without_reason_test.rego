@@ -1,4 +1,4 @@
-package karpgate.rules.waiver_without_reason
+package karpgate.rules.waivers_without_reason
 
 import data.karpgate.testlib
 

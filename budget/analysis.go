@@ -1,0 +1,148 @@
+package budget
+
+import (
+	"slices"
+	"time"
+)
+
+// analysisNodes is the node count Analyze assumes. Whether a reason is
+// unlimited or held at zero does not depend on it (percentages round up, so
+// only 0 and 0% give zero).
+const analysisNodes = 100
+
+// Week is the period budget descriptions repeat over.
+const Week = 7 * 24 * time.Hour
+
+// Analysis is what a NodePool's budgets mean over AnalysisSpan from the
+// Monday (00:00 UTC) on or before an instant: the lint rules about budgets
+// that never open, never fire, or leave a reason unlimited read it.
+type Analysis struct {
+	// Readable is false when the budgets have values of the wrong type;
+	// Problems reports those.
+	Readable bool
+	// Blocked is true when a schedule Karpenter cannot parse blocks every
+	// reason; nothing else is analysed then.
+	Blocked bool
+	// Start is the Monday the analysed span starts on.
+	Start   time.Time
+	Budgets []BudgetAnalysis
+	// Reasons is nil when the budgets are unreadable or blocked.
+	Reasons map[Reason]ReasonAnalysis
+}
+
+// BudgetAnalysis is one budget's schedule, seen over the analysed span.
+type BudgetAnalysis struct {
+	Index     int
+	Path      string
+	Nodes     string
+	Scheduled bool
+	// NeverFires: the cron has no hit in the next five years, which
+	// Karpenter reads as always active.
+	NeverFires bool
+	// NeverActive: the cron fires but the budget is active for no instant
+	// in the next year (a zero duration, say).
+	NeverActive bool
+}
+
+// ReasonAnalysis is one disruption reason over the analysed span.
+type ReasonAnalysis struct {
+	// NeverAllowed: every stretch allows zero disruptions.
+	NeverAllowed bool
+	// Binding are the indexes of the budgets that set the limit at some
+	// point, in order of first appearance.
+	Binding []int
+	// Scheduled are the indexes of the scheduled budgets that apply.
+	Scheduled []int
+	// AlwaysUnlimited: no budget ever restricts the reason.
+	AlwaysUnlimited bool
+	// Unlimited are the windows in which no budget restricts the reason,
+	// when there are some but not always; UnlimitedText says them in words.
+	Unlimited     []Window
+	UnlimitedText string
+}
+
+// AnalysisSpan is two weeks: the second tells a weekly pattern from one that
+// changes through the month.
+const AnalysisSpan = 2 * Week
+
+// Analyze reads the budgets of an unstructured NodePool and analyses them
+// over AnalysisSpan from the Monday on or before now.
+func Analyze(pool map[string]any, now time.Time) Analysis {
+	budgets, err := FromNodePool(pool)
+	if err != nil {
+		return Analysis{}
+	}
+	return CompileSet(budgets).Analyze(now)
+}
+
+// Analyze analyses the set over AnalysisSpan from the Monday on or before now.
+func (s *Set) Analyze(now time.Time) Analysis {
+	out := Analysis{Readable: true}
+	for _, c := range s.budgets {
+		if c.Blocked() != "" {
+			out.Blocked = true
+			return out
+		}
+	}
+	start := MondayOnOrBefore(now)
+	end := start.Add(AnalysisSpan)
+	out.Start = start
+	for _, c := range s.budgets {
+		entry := BudgetAnalysis{Index: c.Index, Path: c.Path(), Nodes: c.Nodes, Scheduled: c.Schedule != nil}
+		if c.Schedule != nil {
+			entry.NeverFires = c.NeverFires(now)
+			// Only a budget idle for these two weeks needs the year-long look.
+			entry.NeverActive = !entry.NeverFires && len(c.Windows(start, end)) == 0 &&
+				c.Reach(now, now.Add(MaxTimelineSpan)) == ActiveNever
+		}
+		out.Budgets = append(out.Budgets, entry)
+	}
+	timeline, err := s.Timeline(analysisNodes, 0, start, end)
+	if err != nil {
+		return out
+	}
+	out.Reasons = make(map[Reason]ReasonAnalysis, len(Reasons))
+	for _, r := range Reasons {
+		out.Reasons[r] = s.analyzeReason(r, timeline[r], start)
+	}
+	return out
+}
+
+func (s *Set) analyzeReason(r Reason, stretches []Stretch, start time.Time) ReasonAnalysis {
+	out := ReasonAnalysis{NeverAllowed: len(stretches) > 0, Binding: []int{}, Scheduled: []int{}}
+	var unlimited []Window
+	for _, st := range stretches {
+		if st.Unlimited {
+			out.NeverAllowed = false
+			unlimited = append(unlimited, Window{From: st.From, To: st.To})
+			continue
+		}
+		if st.Blocked || st.Limit != 0 {
+			out.NeverAllowed = false
+		}
+		for _, i := range st.Binding {
+			if !slices.Contains(out.Binding, i) {
+				out.Binding = append(out.Binding, i)
+			}
+		}
+	}
+	for _, c := range s.budgets {
+		if c.Schedule != nil && c.AppliesTo(r) {
+			out.Scheduled = append(out.Scheduled, c.Index)
+		}
+	}
+	out.AlwaysUnlimited = len(unlimited) == 1 && unlimited[0].From.Equal(start) && unlimited[0].To.Equal(start.Add(AnalysisSpan))
+	if len(unlimited) > 0 && !out.AlwaysUnlimited {
+		out.Unlimited = unlimited
+		out.UnlimitedText = DescribeWindows(unlimited, start)
+	}
+	return out
+}
+
+// MondayOnOrBefore is 00:00 UTC of the Monday on or before t.
+func MondayOnOrBefore(t time.Time) time.Time {
+	t = t.UTC()
+	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	back := (int(day.Weekday()) + 6) % 7 // Monday = 0
+	return day.AddDate(0, 0, -back)
+}

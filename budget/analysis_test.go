@@ -1,0 +1,70 @@
+package budget
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestAnalyze(t *testing.T) {
+	pool := func(budgets ...any) map[string]any {
+		return map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+			"spec": map[string]any{"disruption": map[string]any{"budgets": budgets}}}
+	}
+	b := func(kv ...any) map[string]any {
+		m := map[string]any{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	wednesday := monday.AddDate(0, 0, 2).Add(12 * time.Hour)
+
+	a := Analyze(pool(b("nodes", "0", "reasons", []any{"Drifted"})), wednesday)
+	if d := a.Reasons[Drifted]; !d.NeverAllowed || d.UnlimitedText != "" || !slices.Equal(d.Binding, []int{0}) {
+		t.Errorf("always-active zero: %+v", d)
+	}
+	if e := a.Reasons[Empty]; !e.AlwaysUnlimited || e.NeverAllowed {
+		t.Errorf("uncovered reason: %+v", e)
+	}
+	if !a.Start.Equal(monday) {
+		t.Errorf("start: got %s, want %s", a.Start, monday)
+	}
+
+	a = Analyze(pool(b("nodes", "0", "schedule", "0 9 * * sat-sun", "duration", "24h")), wednesday)
+	if !a.Blocked || a.Reasons != nil {
+		t.Errorf("invalid cron must block and skip the analysis: %+v", a)
+	}
+
+	a = Analyze(pool(b("nodes", "1", "schedule", "0 0 30 2 *", "duration", "1h"), b("nodes", "1", "schedule", "@daily", "duration", "0m")), wednesday)
+	if !a.Budgets[0].NeverFires || a.Budgets[0].NeverActive || !a.Budgets[1].NeverActive {
+		t.Errorf("never fires / never active: %+v", a.Budgets)
+	}
+
+	a = Analyze(pool(b("nodes", "0", "schedule", "0 9 * * mon-fri", "duration", "8h")), wednesday)
+	if u := a.Reasons[Drifted]; u.UnlimitedText != "every week: Mon–Thu 17:00–09:00 next day and Fri 17:00–Mon 09:00 (UTC)" {
+		t.Errorf("unlimited outside the window: %+v", u)
+	}
+	if u := a.Reasons[Drifted]; !slices.Equal(u.Scheduled, []int{0}) || len(u.Unlimited) == 0 {
+		t.Errorf("scheduled budget and unlimited windows: %+v", u)
+	}
+
+	a = Analyze(map[string]any{"spec": map[string]any{"disruption": map[string]any{"budgets": "x"}}}, wednesday)
+	if a.Readable {
+		t.Errorf("unreadable budgets: %+v", a)
+	}
+}
+
+// The span starts on the Monday of the week containing now, whatever day
+// now is.
+func TestMondayOnOrBefore(t *testing.T) {
+	sunday := monday.AddDate(0, 0, 6).Add(23 * time.Hour)
+	for _, at := range []time.Time{monday, monday.Add(time.Minute), sunday} {
+		if got := MondayOnOrBefore(at); !got.Equal(monday) {
+			t.Errorf("MondayOnOrBefore(%s) = %s, want %s", at, got, monday)
+		}
+	}
+	if got := MondayOnOrBefore(monday.Add(-time.Second)); !got.Equal(monday.AddDate(0, 0, -7)) {
+		t.Errorf("a second before Monday belongs to the week before: got %s", got)
+	}
+}

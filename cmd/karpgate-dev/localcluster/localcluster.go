@@ -1,0 +1,241 @@
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/karpgate/karpgate/test/loopback"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
+	"github.com/karpgate/karpgate/internal/webhookconfig"
+	"github.com/karpgate/karpgate/test/controlplane"
+	"github.com/karpgate/karpgate/test/crdsource"
+	"github.com/karpgate/karpgate/test/localca"
+)
+
+// Options configure a local cluster.
+type Options struct {
+	// AssetsDir holds kube-apiserver, etcd and kubectl; empty means
+	// $KUBEBUILDER_ASSETS.
+	AssetsDir string
+	// Dir receives what the cluster needs on disk: kubeconfig, certs/,
+	// karpgate.yaml and karpgate.log. Stop removes what Start wrote.
+	Dir string
+	// KubeconfigPath is where the admin kubeconfig goes; empty means
+	// Dir/kubeconfig.
+	KubeconfigPath string
+	// Config is the karpgate.yaml written to Dir; empty means RunConfig.
+	Config string
+	// PolicyDirs are passed to karpgate serve as --policy.
+	PolicyDirs []string
+	// ControlPlaneOutput receives the API server's and etcd's logs.
+	ControlPlaneOutput io.Writer
+	// Controller runs the disruption loop in karpgate serve.
+	Controller bool
+	// Serve adjusts karpgate serve's options before it starts (tests
+	// shorten reload intervals).
+	Serve func(*serve.Options)
+}
+
+// Cluster is a running local cluster.
+type Cluster struct {
+	*controlplane.ControlPlane
+	// WebhookURL is karpgate's HTTPS base, HealthURL and MetricsURL its
+	// plain-HTTP servers.
+	WebhookURL, HealthURL, MetricsURL string
+	// CAPEM signed karpgate's serving certificate.
+	CAPEM []byte
+	// ConfigPath is the karpgate.yaml karpgate serve reloads; LogPath is
+	// its log.
+	ConfigPath, LogPath string
+
+	stopServe func() error
+	written   []string
+}
+
+// Start brings the cluster up; on error nothing is left running.
+func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
+	crds, err := controlplane.LoadCRDSets(ctx, crdsource.KarpenterV1_0_8)
+	if err != nil {
+		return nil, err
+	}
+	// envtest drops conversion webhooks it cannot serve itself, so the
+	// review versions are kept to point the CRDs at karpgate afterwards.
+	reviewVersions := map[string][]string{}
+	for _, crd := range crds {
+		if conv := crd.Spec.Conversion; conv != nil && conv.Webhook != nil {
+			reviewVersions[crd.Name] = conv.Webhook.ConversionReviewVersions
+		}
+	}
+	c = &Cluster{
+		ConfigPath: filepath.Join(opts.Dir, "karpgate.yaml"),
+		LogPath:    filepath.Join(opts.Dir, "karpgate.log"),
+	}
+	if _, err := os.Stat(opts.Dir); errors.Is(err, fs.ErrNotExist) {
+		c.write(opts.Dir)
+	}
+	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, c.Stop())
+			c = nil
+		}
+	}()
+	kubeconfig := opts.KubeconfigPath
+	if kubeconfig == "" {
+		kubeconfig = filepath.Join(opts.Dir, "kubeconfig")
+	}
+	c.ControlPlane, err = controlplane.Start(controlplane.Options{
+		AssetsDir: opts.AssetsDir, CRDs: crds, Output: opts.ControlPlaneOutput,
+		KubeconfigPath: c.write(kubeconfig),
+	})
+	if err != nil {
+		return c, err
+	}
+	ports, err := loopback.FreePorts(3)
+	if err != nil {
+		return c, err
+	}
+	c.WebhookURL = "https://127.0.0.1:" + strconv.Itoa(ports[0])
+	c.HealthURL = "http://127.0.0.1:" + strconv.Itoa(ports[1])
+	c.MetricsURL = "http://127.0.0.1:" + strconv.Itoa(ports[2])
+
+	certDir := c.write(filepath.Join(opts.Dir, "certs"))
+	bundle, err := localca.New([]string{"127.0.0.1"}, 7*24*time.Hour)
+	if err == nil {
+		err = bundle.WriteDir(certDir)
+	}
+	if err != nil {
+		return c, fmt.Errorf("serving certificate: %w", err)
+	}
+	c.CAPEM = bundle.CAPEM
+	config := opts.Config
+	if config == "" {
+		config = RunConfig
+	}
+	if err := os.WriteFile(c.write(c.ConfigPath), []byte(config), 0o644); err != nil {
+		return c, err
+	}
+	logFile, err := os.Create(c.write(c.LogPath))
+	if err != nil {
+		return c, err
+	}
+	serveOpts := serve.Defaults()
+	serveOpts.RestConfig, serveOpts.Log = c.Config, fileLogger(logFile)
+	serveOpts.CertDir, serveOpts.Host, serveOpts.Port = certDir, "127.0.0.1", ports[0]
+	serveOpts.HealthAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
+	serveOpts.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[2])
+	serveOpts.ConfigPath, serveOpts.PolicyDirs = c.ConfigPath, opts.PolicyDirs
+	// One process, so nothing to elect.
+	serveOpts.Controller, serveOpts.LeaderElect = opts.Controller, false
+	if opts.Serve != nil {
+		opts.Serve(&serveOpts)
+	}
+	c.stopServe = runServe(serveOpts, logFile)
+	if err := waitFor(ctx, "karpgate serve to be ready", func() error { return httpOK(c.HealthURL + "/readyz") }); err != nil {
+		return c, fmt.Errorf("%w (see %s)", err, c.LogPath)
+	}
+
+	k, err := client.New(c.Config, client.Options{})
+	if err != nil {
+		return c, err
+	}
+	endpoint := webhookconfig.URLEndpoint(c.WebhookURL, bundle.CAPEM)
+	if err := pointConversionAtKarpgate(ctx, k, endpoint, reviewVersions); err != nil {
+		return c, err
+	}
+	if err := registerAdmission(ctx, k, endpoint, c.MetricsURL); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// write records a path Start creates, for Stop to remove.
+func (c *Cluster) write(path string) string {
+	c.written = append(c.written, path)
+	return path
+}
+
+// Stop stops karpgate serve, then the control plane, and removes every
+// file Start wrote.
+func (c *Cluster) Stop() error {
+	var err error
+	if c.stopServe != nil {
+		err = c.stopServe()
+		c.stopServe = nil
+	}
+	if c.ControlPlane != nil {
+		err = errors.Join(err, c.ControlPlane.Stop())
+		c.ControlPlane = nil
+	}
+	for i := len(c.written) - 1; i >= 0; i-- {
+		if rmErr := os.RemoveAll(c.written[i]); rmErr != nil {
+			err = errors.Join(err, rmErr)
+		}
+	}
+	c.written = nil
+	return err
+}
+
+// runServe starts karpgate serve in this process and returns what stops it
+// and waits for it, in-flight requests included.
+func runServe(opts serve.Options, logFile *os.File) func() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve.Run(ctx, opts) }()
+	return func() error {
+		cancel()
+		err := <-done
+		return errors.Join(err, logFile.Close())
+	}
+}
+
+func fileLogger(w io.Writer) logr.Logger {
+	return funcr.New(func(prefix, args string) {
+		fmt.Fprintln(w, time.Now().UTC().Format(time.RFC3339), prefix, args)
+	}, funcr.Options{})
+}
+
+func httpOK(url string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("%s: %s %s", url, resp.Status, body)
+	}
+	return nil
+}
+
+// waitFor retries ok for up to a minute and returns its last error.
+func waitFor(ctx context.Context, what string, ok func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for {
+		err := ok()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("timed out waiting for %s: %w", what, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

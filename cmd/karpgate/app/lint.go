@@ -1,0 +1,212 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/internal/buildinfo"
+	"github.com/karpgate/karpgate/lint"
+	"github.com/karpgate/karpgate/lint/output"
+	"github.com/karpgate/karpgate/policies"
+)
+
+const lintLong = `Check Karpenter NodePools, EC2NodeClasses and NodeClaims against karpgate's
+rule set (and your own with --policy), offline, as CI does.
+
+Inputs are files, folders (read recursively for .yaml, .yml and .json) and -
+for standard input; each may hold several YAML or JSON documents and List
+kinds. Objects that are not Karpenter kinds are skipped and counted. Every
+finding names the file, line, column and field path of what it is about.
+
+Exit codes:
+  0  no deny findings (warnings do not fail the run)
+  1  at least one deny finding
+  2  warnings but no deny findings, with --fail-on-warn
+  3  usage error, unreadable config or policies, or input that does not parse
+
+Formats (--format, repeatable; NAME=FILE writes to a file):
+  text    findings grouped by file, coloured on a terminal (default)
+  json    summary and findings for scripts
+  junit   one test case per object, failed when denied
+  sarif   SARIF 2.1.0 with rule metadata, for code scanning
+  github  GitHub Actions annotations
+  tap     TAP version 13, one test point per object`
+
+const lintExample = `  karpgate lint manifests/
+  karpgate lint --environment production --config karpgate.yaml clusters/prod
+  karpgate lint --format sarif=karpgate.sarif --format text .
+  kubectl get nodepools,ec2nodeclasses -o yaml | karpgate lint -`
+
+type lintFlags struct {
+	engine     engineFlags
+	formats    []string
+	failOnWarn bool
+	color      string
+	listRules  bool
+}
+
+// engineFlags are the flags that build a policy engine, shared by the
+// commands that evaluate or test policies.
+type engineFlags struct {
+	configPath  string
+	environment string
+	policyDirs  []string
+	dataDirs    []string
+	now         string
+}
+
+func (f *engineFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.configPath, "config", "", "karpgate.yaml with production selectors, approved AMI versions and rule settings")
+	cmd.Flags().StringVar(&f.environment, "environment", "", `environment of every object checked ("production" makes the production rules apply); overrides the config's`)
+	cmd.Flags().StringArrayVar(&f.policyDirs, "policy", nil, "folder of Rego policies compiled with the built-in rules (repeatable)")
+	cmd.Flags().StringArrayVar(&f.dataDirs, "data", nil, "folder of JSON/YAML data for policies, as opa's --data (repeatable)")
+	cmd.Flags().StringVar(&f.now, "now", "", "evaluate time-dependent rules (budget windows) as of this RFC 3339 instant instead of the current time")
+}
+
+func (f *engineFlags) loadConfig() (*config.Config, error) {
+	cfg := config.Default()
+	if f.configPath != "" {
+		var err error
+		if cfg, err = config.Load(f.configPath); err != nil {
+			return nil, err
+		}
+	}
+	return cfg.WithEnvironment(f.environment), nil
+}
+
+func (f *engineFlags) clock() (func() time.Time, error) {
+	if f.now == "" {
+		return time.Now, nil
+	}
+	t, err := time.Parse(time.RFC3339, f.now)
+	if err != nil {
+		return nil, fmt.Errorf("--now %q: want an RFC 3339 time such as 2024-06-05T12:00:00Z", f.now)
+	}
+	return func() time.Time { return t }, nil
+}
+
+func (f *engineFlags) build(ctx context.Context) (*policies.Engine, error) {
+	cfg, err := f.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	clock, err := f.clock()
+	if err != nil {
+		return nil, err
+	}
+	return policies.New(ctx, policies.Options{Config: cfg, PolicyDirs: f.policyDirs, DataDirs: f.dataDirs, Now: clock})
+}
+
+func newLintCommand(s Streams) *cobra.Command {
+	var f lintFlags
+	cmd := &cobra.Command{
+		Use:     "lint [FILE | FOLDER | -]...",
+		Short:   "Check Karpenter manifests against the rule set, offline (exit 1 on deny)",
+		Long:    lintLong,
+		Example: lintExample,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runLint(cmd.Context(), s, f, args)
+		},
+	}
+	f.engine.register(cmd)
+	cmd.Flags().StringArrayVar(&f.formats, "format", nil, "output format, optionally =FILE: "+strings.Join(output.Names(), ", ")+" (repeatable; default text)")
+	cmd.Flags().BoolVar(&f.failOnWarn, "fail-on-warn", false, "exit 2 when there are warnings but no deny findings")
+	cmd.Flags().StringVar(&f.color, "color", "auto", "colour text output: auto (only on a terminal), always or never")
+	cmd.Flags().BoolVar(&f.listRules, "list-rules", false, "list the rules (built-in and --policy) and exit")
+	return cmd
+}
+
+func runLint(ctx context.Context, s Streams, f lintFlags, args []string) error {
+	usage := func(err error) error { return &ExitError{Code: lint.ExitUsage, Err: err} }
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	targets, err := output.ParseTargets(f.formats)
+	if err != nil {
+		return usage(err)
+	}
+	color, err := useColor(f.color, s.Out)
+	if err != nil {
+		return usage(err)
+	}
+	engine, err := f.engine.build(ctx)
+	if err != nil {
+		return usage(err)
+	}
+	if f.listRules {
+		listRules(s.Out, engine.Catalog())
+		return nil
+	}
+	if len(args) == 0 {
+		return usage(fmt.Errorf("no input: give files, folders or - for standard input"))
+	}
+	report, err := lint.Run(ctx, lint.Options{Inputs: args, Stdin: s.In, Engine: engine})
+	if err != nil {
+		return usage(err)
+	}
+	opts := output.Options{ToolVersion: buildinfo.Read().Version}
+	for _, t := range targets {
+		if err := writeTarget(s.Out, t, report, opts, color); err != nil {
+			return usage(err)
+		}
+	}
+	if code := report.ExitCode(f.failOnWarn); code != lint.ExitClean {
+		return &ExitError{Code: code}
+	}
+	return nil
+}
+
+func writeTarget(stdout io.Writer, t output.Target, r *lint.Report, opts output.Options, color bool) error {
+	write, err := output.Lookup(t.Format)
+	if err != nil {
+		return err
+	}
+	if t.Path == "" {
+		opts.Color = color
+		return write(stdout, r, opts)
+	}
+	file, err := os.Create(t.Path)
+	if err != nil {
+		return fmt.Errorf("--format %s=%s: %w", t.Format, t.Path, err)
+	}
+	if err := write(file, r, opts); err != nil {
+		file.Close()
+		return err
+	}
+	return file.Close()
+}
+
+// useColor decides colour for standard output: auto means a terminal
+// without NO_COLOR set.
+func useColor(mode string, out io.Writer) (bool, error) {
+	switch mode {
+	case "always":
+		return true, nil
+	case "never":
+		return false, nil
+	case "auto":
+		if _, set := os.LookupEnv("NO_COLOR"); set {
+			return false, nil
+		}
+		file, ok := out.(*os.File)
+		if !ok {
+			return false, nil
+		}
+		info, err := file.Stat()
+		return err == nil && info.Mode()&os.ModeCharDevice != 0, nil
+	}
+	return false, fmt.Errorf("--color %q: use auto, always or never", mode)
+}
+
+func listRules(w io.Writer, catalog policies.Catalog) {
+	for _, r := range catalog {
+		fmt.Fprintf(w, "%-8s %-4s  %-32s %s\n", r.ID, r.Severity, strings.Join(r.Kinds, ","), r.Title)
+	}
+}

@@ -1,0 +1,60 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/karpgate/karpgate/cmd/karpgate/app/install/render"
+)
+
+func newManifestsCommand(s Streams) *cobra.Command {
+	var out string
+	var check bool
+	cmd := &cobra.Command{
+		Use:   "manifests",
+		Short: "Write the install manifests: kustomize base, cert-manager overlay, Helm chart",
+		Long: `manifests writes what a cluster operator applies to run karpgate, built from
+the Kubernetes and cert-manager API types:
+
+  base/                   kustomize base (bring your own serving certificate)
+  overlays/cert-manager/  base + cert-manager certificates, CA injection and the
+                          patch pointing Karpenter's CRDs' conversion at karpgate
+  charts/karpgate/        the same content as a Helm chart
+
+Files in those folders that are no longer generated are removed. With --check
+nothing is written: the command lists what differs and exits 1 when the
+folder is stale.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tree, err := render.Generate()
+			if err != nil {
+				return err
+			}
+			if check {
+				problems, err := tree.Diff(out)
+				if err != nil {
+					return &ExitError{Code: ExitUsage, Err: err}
+				}
+				if len(problems) > 0 {
+					return &ExitError{Code: 1, Err: fmt.Errorf("%s is stale; run `make manifests`:\n  %s", out, strings.Join(problems, "\n  "))}
+				}
+				fmt.Fprintf(s.Out, "%s is up to date (%d files)\n", out, len(tree))
+				return nil
+			}
+			if out == "" {
+				return &ExitError{Code: ExitUsage, Err: errors.New("--out is empty: name the manifests folder")}
+			}
+			if err := tree.Write(out); err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "wrote %d files under %s\n", len(tree), out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "manifests", "the manifests folder to write or check")
+	cmd.Flags().BoolVar(&check, "check", false, "only compare the folder with what would be written; exit 1 when it differs")
+	return cmd
+}

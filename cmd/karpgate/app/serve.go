@@ -1,0 +1,133 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/karpgate/karpgate/disruption/controller"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
+	"github.com/karpgate/karpgate/internal/deploy"
+)
+
+func newServeCommand(s Streams) *cobra.Command {
+	opts := serve.Defaults()
+	var kube kubeFlags
+	maxBytes := byteSize(opts.MaxRequestBytes)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve karpgate's admission and conversion webhooks, and run the disruption loop",
+		Long: `serve runs what karpgate does inside a cluster, on one controller-runtime manager:
+
+  ` + fmt.Sprintf("%-10s", deploy.ValidatePath) + ` validating webhook: NodePools and EC2NodeClasses checked by karpgate's
+             rules (deny findings deny, warn findings become kubectl warnings)
+  ` + fmt.Sprintf("%-10s", deploy.MutatePath) + ` mutating webhook: built-in mutations (karpgate.yaml mutations), each
+             reported as a warning
+  ` + fmt.Sprintf("%-10s", deploy.ConvertPath) + ` conversion webhook for NodePools, NodeClaims and EC2NodeClasses
+             (point the Karpenter CRDs' spec.conversion.webhook.clientConfig here)
+
+The serving certificate is read from --cert-dir (tls.crt, tls.key) and reloaded
+when it changes; karpgate.yaml (--config) and the --policy and --data folders
+are reloaded too, and a version that does not compile is rejected while the
+last good one stays in use. Plain HTTP: /healthz and /readyz on --health-addr,
+/metrics and /status on --metrics-addr.
+
+The disruption loop (--controller) runs on the elected leader only; every
+replica serves the webhooks. The cluster is reached with --kubeconfig,
+$KUBECONFIG, ~/.kube/config or the pod's service account.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			cfg, err := kube.restConfig()
+			if err != nil {
+				return err
+			}
+			opts.RestConfig, opts.Log, opts.MaxRequestBytes = cfg, newLogger(s), int64(maxBytes)
+			if err := checkServeOptions(opts); err != nil {
+				return &ExitError{Code: ExitUsage, Err: err}
+			}
+			return serve.Run(ctx, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.CertDir, "cert-dir", opts.CertDir, "folder with the serving certificate tls.crt and key tls.key, reloaded when they change")
+	f.StringVar(&opts.Host, "host", opts.Host, "address the webhooks listen on (default every interface)")
+	f.IntVar(&opts.Port, "port", opts.Port, "port the webhooks listen on (HTTPS)")
+	f.StringVar(&opts.HealthAddr, "health-addr", opts.HealthAddr, `address of /healthz and /readyz (plain HTTP); "0" turns them off`)
+	f.StringVar(&opts.MetricsAddr, "metrics-addr", opts.MetricsAddr, `address of /metrics and /status (plain HTTP); "0" turns them off`)
+	f.StringVar(&opts.ConfigPath, "config", opts.ConfigPath, "karpgate.yaml; a missing file means the built-in defaults")
+	f.StringArrayVar(&opts.PolicyDirs, "policy", nil, "folder of user Rego policies (repeatable)")
+	f.StringArrayVar(&opts.DataDirs, "data", nil, "folder of JSON/YAML data for policies (repeatable)")
+	f.StringVar(&opts.Environment, "environment", "", "environment of the whole cluster, overriding karpgate.yaml (production values turn on the production rules)")
+	f.BoolVar(&opts.Controller, "controller", opts.Controller, "run the drift/disruption loop (--controller=false turns it off)")
+	f.BoolVar(&opts.Guard.Enabled, "rollout-guard", false, "let the disruption loop hold a drift rollout whose replacement nodes do not become Ready (karpgate resume NODEPOOL lifts a hold; turning this off lifts them all)")
+	f.DurationVar(&opts.Guard.ReadyTimeout, "rollout-guard-ready-timeout", controller.DefaultReadyTimeout, "how long a node launched during a drift rollout may take to become Ready before the guard holds the rollout")
+	f.BoolVar(&opts.LeaderElect, "leader-elect", opts.LeaderElect, "elect one replica to run the disruption loop")
+	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default the pod's namespace, else "+deploy.Namespace+")")
+	f.DurationVar(&opts.ShutdownDelay, "shutdown-delay", opts.ShutdownDelay, "after SIGTERM, keep serving this long with /readyz failing, so the Service stops routing here first (a few seconds in a Deployment)")
+	f.DurationVar(&opts.RequestTimeout, "request-timeout", opts.RequestTimeout, fmt.Sprintf("time budget per request; keep it below the webhooks' timeoutSeconds (%ds)", deploy.WebhookTimeoutSeconds))
+	f.IntVar(&opts.MaxConcurrentRequests, "max-concurrent-requests", opts.MaxConcurrentRequests, "requests handled at once; more wait up to 1s, then get 429")
+	f.Var(&maxBytes, "max-request-bytes", "largest admission review accepted (conversion reviews carry whole lists and allow 32MiB)")
+	kube.register(f)
+	return cmd
+}
+
+func checkServeOptions(opts serve.Options) error {
+	switch {
+	case opts.CertDir == "":
+		return fmt.Errorf("--cert-dir is required: a folder with tls.crt and tls.key")
+	case opts.RequestTimeout <= 0 || opts.RequestTimeout >= time.Duration(deploy.WebhookTimeoutSeconds)*time.Second:
+		return fmt.Errorf("--request-timeout %v must be above 0 and below the webhooks' timeoutSeconds (%ds), so karpgate answers before the API server gives up", opts.RequestTimeout, deploy.WebhookTimeoutSeconds)
+	case opts.MaxConcurrentRequests <= 0:
+		return fmt.Errorf("--max-concurrent-requests must be at least 1")
+	case opts.MaxRequestBytes <= 0:
+		return fmt.Errorf("--max-request-bytes must be positive")
+	case opts.Guard.ReadyTimeout <= 0:
+		return fmt.Errorf("--rollout-guard-ready-timeout %v must be positive: it is how long a new node may take to become Ready", opts.Guard.ReadyTimeout)
+	}
+	return nil
+}
+
+func newLogger(s Streams) logr.Logger {
+	return funcr.New(func(prefix, args string) {
+		fmt.Fprintln(s.Err, time.Now().UTC().Format(time.RFC3339), prefix, args)
+	}, funcr.Options{})
+}
+
+// byteSize is a flag holding bytes, written as a number or a quantity such
+// as 3MiB, 3Mi or 512KiB.
+type byteSize int64
+
+func (b *byteSize) String() string {
+	n := int64(*b)
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return fmt.Sprintf("%d%s", n/u.size, u.suffix)
+		}
+	}
+	return fmt.Sprint(n)
+}
+
+func (b *byteSize) Set(s string) error {
+	q, err := resource.ParseQuantity(strings.TrimSuffix(strings.TrimSpace(s), "B"))
+	if err != nil || q.Sign() <= 0 {
+		return fmt.Errorf("%q is not a size in bytes; write it like 3MiB or 3145728", s)
+	}
+	*b = byteSize(q.Value())
+	return nil
+}
+
+func (b *byteSize) Type() string { return "bytes" }

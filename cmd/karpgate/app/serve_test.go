@@ -1,0 +1,55 @@
+package app
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestByteSizeFlag(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    int64
+		printed string
+		err     string
+	}{
+		{"3MiB", 3 << 20, "3MiB", ""},
+		{"3Mi", 3 << 20, "3MiB", ""},
+		{"512KiB", 512 << 10, "512KiB", ""},
+		{"1000", 1000, "1000", ""},
+		{"1G", 1e9, "1000000000", ""},
+		{"0", 0, "", `"0" is not a size in bytes; write it like 3MiB or 3145728`},
+		{"lots", 0, "", `"lots" is not a size in bytes`},
+	}
+	for _, tt := range tests {
+		var b byteSize
+		err := b.Set(tt.in)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%q: got %v, want an error containing %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || int64(b) != tt.want || b.String() != tt.printed {
+			t.Errorf("%q: got %d (%s) %v, want %d (%s)", tt.in, int64(b), b.String(), err, tt.want, tt.printed)
+		}
+	}
+}
+
+func TestServeRefusesBadFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--cert-dir", ""}, "--cert-dir is required"},
+		{[]string{"--request-timeout", "10s"}, "--request-timeout 10s must be above 0 and below the webhooks' timeoutSeconds (10s)"},
+		{[]string{"--max-concurrent-requests", "0"}, "--max-concurrent-requests must be at least 1"},
+		{[]string{"--max-request-bytes", "-1"}, `"-1" is not a size in bytes`},
+		{[]string{"--rollout-guard", "--rollout-guard-ready-timeout", "0s"}, "--rollout-guard-ready-timeout 0s must be positive"},
+	}
+	for _, tt := range tests {
+		code, _, stderr := run(t, "", append([]string{"serve", "--kubeconfig", "testdata/serve/kubeconfig"}, tt.args...)...)
+		if code != ExitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("serve %v: exit %d, stderr %q; want exit %d and %q", tt.args, code, stderr, ExitUsage, tt.want)
+		}
+	}
+}

@@ -1,0 +1,89 @@
+package app
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/karpgate/karpgate/disruption/state"
+	"github.com/karpgate/karpgate/disruption/status"
+)
+
+type statusOptions struct {
+	kube     kubeFlags
+	at       string
+	output   string
+	nodePool string
+}
+
+// listPageSize keeps each List response small on large clusters.
+const listPageSize = 500
+
+func newStatusCommand(s Streams) *cobra.Command {
+	var opts statusOptions
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show, per NodePool, the disruptions allowed now, when that changes and how far drift has got",
+		Long: `status reads the NodePools, NodeClaims, EC2NodeClasses and Nodes of the cluster in
+your kubeconfig and prints one row per NodePool: the nodes Karpenter counts,
+those already disrupting, drifted NodeClaims (and how long the oldest has
+been drifted), NodeClaims that will drift once Karpenter notices a newer AMI,
+the voluntary disruptions each reason allows now, and when that next changes
+within a week. Notes below the table name budgets that block every reason,
+rollout guard holds and drifted nodes held by karpenter.sh/do-not-disrupt.
+
+It computes everything itself with the same code as the controller's /status
+endpoint, so it works whether or not karpgate runs in the cluster; --at asks
+about another instant ("what will be allowed on Monday at 09:00?").`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runStatus(cmd, s, opts) },
+	}
+	opts.kube.register(cmd.Flags())
+	cmd.Flags().StringVar(&opts.at, "at", "", "evaluate at this RFC 3339 instant instead of now, e.g. 2026-01-05T09:00:00Z")
+	cmd.Flags().StringVarP(&opts.output, "output", "o", "table", "output format: table or json")
+	cmd.Flags().StringVar(&opts.nodePool, "nodepool", "", "only this NodePool")
+	return cmd
+}
+
+func runStatus(cmd *cobra.Command, s Streams, opts statusOptions) error {
+	now := time.Now()
+	if opts.at != "" {
+		t, err := time.Parse(time.RFC3339, opts.at)
+		if err != nil {
+			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--at %q: not an RFC 3339 instant; write it like 2026-01-05T09:00:00Z", opts.at)}
+		}
+		now = t
+	}
+	if opts.output != "table" && opts.output != "json" {
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--output %q: use table or json", opts.output)}
+	}
+	c, err := opts.kube.client()
+	if err != nil {
+		return err
+	}
+	snap, err := state.List(cmd.Context(), c, listPageSize)
+	if err != nil {
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("reading the cluster: %w", err)}
+	}
+	report := status.ComputeAll(snap, now)
+	if opts.nodePool != "" {
+		report.NodePools = onlyPool(report.NodePools, opts.nodePool)
+		if len(report.NodePools) == 0 {
+			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("NodePool %q not found", opts.nodePool)}
+		}
+	}
+	if opts.output == "json" {
+		return status.WriteJSON(s.Out, report)
+	}
+	return status.WriteTable(s.Out, report)
+}
+
+func onlyPool(pools []status.NodePool, name string) []status.NodePool {
+	for _, p := range pools {
+		if p.Name == name {
+			return []status.NodePool{p}
+		}
+	}
+	return nil
+}

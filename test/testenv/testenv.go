@@ -1,0 +1,168 @@
+// Package testenv gives tests a real kube-apiserver and etcd with chosen
+// Karpenter CRDs, a kubeconfig and the real kubectl, and tears them down when
+// the test ends. It is the only way tests in this repository reach an API
+// server: nothing is faked.
+package testenv
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
+	"github.com/karpgate/karpgate/test/controlplane"
+	"github.com/karpgate/karpgate/test/crdsource"
+)
+
+// Env is a running control plane bound to one test.
+type Env struct {
+	*controlplane.ControlPlane
+	Client client.Client
+	t      testing.TB
+}
+
+// CRDs loads the CRDs of the given pinned sets.
+func CRDs(t testing.TB, sets ...crdsource.Set) []*apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	crds, err := controlplane.LoadCRDSets(context.Background(), sets...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return crds
+}
+
+// Option changes how Start starts the control plane.
+type Option func(*controlplane.Options)
+
+// WebhooksResolveEndpoints makes the API server reach webhook services
+// through their endpoints instead of their cluster IP. A test control plane
+// has no kube-proxy: a webhook whose service has no ready pod then fails at
+// once ("no endpoints"), as it does in a cluster, instead of after the
+// webhook's whole timeout spent dialling an unrouted cluster IP.
+func WebhooksResolveEndpoints() Option {
+	return func(o *controlplane.Options) {
+		if o.APIServerFlags == nil {
+			o.APIServerFlags = map[string]string{}
+		}
+		o.APIServerFlags["enable-aggregator-routing"] = "true"
+	}
+}
+
+// Start launches a control plane with crds installed and stops it when the
+// test and its subtests are done.
+func Start(t testing.TB, crds []*apiextensionsv1.CustomResourceDefinition, options ...Option) *Env {
+	t.Helper()
+	opts := controlplane.Options{AssetsDir: AssetsDir(t), CRDs: crds, Output: logWriter(t)}
+	for _, o := range options {
+		o(&opts)
+	}
+	cp, err := controlplane.Start(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cp.Stop(); err != nil {
+			t.Errorf("stopping control plane: %v", err)
+		}
+	})
+	c, err := client.New(cp.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Env{ControlPlane: cp, Client: c, t: t}
+}
+
+// StartKarpgate starts a local cluster as `karpgate run` does (Karpenter
+// v1.0.8's CRDs converting through an in-process karpgate serve whose
+// validating and mutating webhooks are registered) and stops it when the
+// test is done. opts.AssetsDir and opts.Dir are filled in.
+func StartKarpgate(t testing.TB, opts localcluster.Options) (*Env, *localcluster.Cluster) {
+	t.Helper()
+	opts.AssetsDir = AssetsDir(t)
+	opts.Dir = t.TempDir()
+	opts.ControlPlaneOutput = logWriter(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cluster, err := localcluster.Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			if log, err := os.ReadFile(cluster.LogPath); err == nil {
+				t.Logf("karpgate serve log:\n%s", log)
+			}
+		}
+		if err := cluster.Stop(); err != nil {
+			t.Errorf("stopping the local cluster: %v", err)
+		}
+	})
+	c, err := client.New(cluster.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Env{ControlPlane: cluster.ControlPlane, Client: c, t: t}, cluster
+}
+
+// AssetsDir returns KUBEBUILDER_ASSETS, or the newest folder `make tools`
+// filled under bin/k8s, so `go test` works after one `make tools`.
+func AssetsDir(t testing.TB) string {
+	t.Helper()
+	if dir := os.Getenv(controlplane.AssetsEnv); dir != "" {
+		return dir
+	}
+	root, err := crdsource.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, _ := filepath.Glob(filepath.Join(root, "bin", "k8s", "*", "kube-apiserver"))
+	if len(found) == 0 {
+		t.Fatalf("no kube-apiserver under %s/bin/k8s: run `make tools` (or `make test`, which builds them)", root)
+	}
+	sort.Strings(found)
+	return filepath.Dir(found[len(found)-1])
+}
+
+// Kubectl runs kubectl against the control plane and fails the test when
+// kubectl cannot be run at all; non-zero exits are returned for asserting.
+func (e *Env) Kubectl(stdin []byte, args ...string) controlplane.KubectlResult {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := e.ControlPlane.Kubectl(ctx, stdin, args...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return res
+}
+
+// MustKubectl is Kubectl that fails the test on a non-zero exit.
+func (e *Env) MustKubectl(stdin []byte, args ...string) string {
+	e.t.Helper()
+	res := e.Kubectl(stdin, args...)
+	if res.ExitCode != 0 {
+		e.t.Fatalf("kubectl %v: exit %d\nstdout: %s\nstderr: %s", args, res.ExitCode, res.Stdout, res.Stderr)
+	}
+	return res.Stdout
+}
+
+// logWriter sends control plane logs to a file in the test's temp folder
+// when KARPGATE_CONTROLPLANE_LOGS is set, keeping normal output readable.
+func logWriter(t testing.TB) io.Writer {
+	if os.Getenv("KARPGATE_CONTROLPLANE_LOGS") == "" {
+		return nil
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "controlplane.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("control plane logs: %s", f.Name())
+	return f
+}
