@@ -55,6 +55,8 @@ type Rule struct {
 	File    string `json:"file"`
 
 	key string // the package's last segment, used to dispatch evaluation
+	// crossObject: the rule reads input.inventory (set when compiling).
+	crossObject bool
 }
 
 // Catalog is every rule the engine knows, ordered by ID.
