@@ -11,6 +11,13 @@ ASSETS      := $(CURDIR)/bin/k8s/$(K8S_VERSION)
 TOOLS       := $(ASSETS)/kube-apiserver $(ASSETS)/etcd $(ASSETS)/kubectl
 HELM_VERSION := v3.22.0
 HELM        := $(CURDIR)/bin/helm/$(HELM_VERSION)/helm
+# The peers `make bench-peers` compares lint with, pinned by hack/<tool>/go.mod.
+CONFTEST_VERSION    := v0.71.1
+CONFTEST            := $(CURDIR)/bin/conftest/$(CONFTEST_VERSION)/conftest
+KUBECONFORM_VERSION := v0.8.0
+KUBECONFORM         := $(CURDIR)/bin/kubeconform/$(KUBECONFORM_VERSION)/kubeconform
+# Extra flags for bench-peers, e.g. BENCH_PEERS_FLAGS='-karpgate-baseline /tmp/karpgate-main -runs 5'.
+BENCH_PEERS_FLAGS ?=
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS     := -s -w -X github.com/karpgate/karpgate/internal/buildinfo.Version=$(VERSION) \
@@ -30,7 +37,7 @@ export KUBEBUILDER_ASSETS := $(ASSETS)
 # The install tests render the Helm chart with this helm.
 export KARPGATE_HELM := $(HELM)
 
-.PHONY: build tools helm manifests test unit e2e lint bench load fuzz run clean help
+.PHONY: build tools helm peers manifests test unit e2e lint bench bench-peers load fuzz run clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -66,6 +73,20 @@ $(HELM):
 	@echo "building helm $(HELM_VERSION) from source"
 	CGO_ENABLED=0 GOBIN=$(dir $@) $(GO) install -trimpath -ldflags '-s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)' helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
+peers: $(CONFTEST) $(KUBECONFORM) ## Build conftest and kubeconform from the Go module proxy (once; cached), for bench-peers.
+
+# Built by the build-only modules in hack/conftest and hack/kubeconform, whose
+# go.sum pins every dependency; no file prerequisites, as for the control plane.
+$(CONFTEST):
+	@mkdir -p $(dir $@)
+	@echo "building conftest $(CONFTEST_VERSION) from source"
+	cd hack/conftest && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X github.com/open-policy-agent/conftest/internal/version.Version=$(CONFTEST_VERSION)' -o $@ github.com/open-policy-agent/conftest
+
+$(KUBECONFORM):
+	@mkdir -p $(dir $@)
+	@echo "building kubeconform $(KUBECONFORM_VERSION) from source"
+	cd hack/kubeconform && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ github.com/yannh/kubeconform/cmd/kubeconform
+
 manifests: ## Regenerate manifests/ (kustomize base, cert-manager overlay, Helm chart) from the Go types.
 	$(GO) run ./cmd/karpgate manifests --out manifests
 
@@ -87,6 +108,9 @@ lint: ## go vet and gofmt.
 
 bench: tools ## Benchmarks, with their in-run baselines.
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+
+bench-peers: build peers ## karpgate lint, kubeconform and conftest side by side on generated corpora: wall-time ratios, peak memory.
+	$(GO) run ./test/benchpeers -karpgate bin/karpgate -conftest $(CONFTEST) -kubeconform $(KUBECONFORM) $(BENCH_PEERS_FLAGS)
 
 load: ## 64 concurrent clients against the admission webhook for 30s: p50/p99, throughput, errors.
 	$(GO) test -run '^$$' -bench '^BenchmarkLoad$$' -benchtime 1x -count=1 ./webhook/admission -args -load.duration 30s
