@@ -55,6 +55,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	for _, k := range karpenter.Kinds {
 		l.crossKind[k.Kind] = opts.Engine.HasCrossObjectRules(k.Kind, config.CI)
+		l.indexing = l.indexing || l.crossKind[k.Kind]
 	}
 	if err := l.stream(ctx, sources, opts.Stdin); err != nil {
 		return nil, err
@@ -74,6 +75,8 @@ type linter struct {
 	// paths are the engine's CrossObjectPaths: nil means keep whole nodes.
 	paths     []string
 	crossKind map[string]bool // kinds the cross-object rules apply to
+	// indexing: some cross-object rule is enabled, so objects are indexed.
+	indexing bool
 
 	// Owned by the goroutine that collects results, in input order.
 	report    *Report
@@ -113,6 +116,9 @@ func (l *linter) check(ctx context.Context, o *manifest.Object) (checked, error)
 		} else {
 			c.result.Findings = append(c.result.Findings, located)
 		}
+	}
+	if !l.indexing {
+		return c, nil
 	}
 	if c.entry, err = l.engine.NewInventoryEntry(o.Content); err != nil {
 		return c, err

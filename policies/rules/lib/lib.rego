@@ -76,10 +76,14 @@ legacy_kubelet_path(pool) := "spec.template.spec.kubelet" if {
 
 # --- Disruption budgets -------------------------------------------------------
 
-# The problems of the object's budgets of one kind (schedule, duration,
-# pairing, reasons, nodes, list), from karpgate.budgets.problems.
+# The problems of the object's budgets, from karpgate.budgets.problems: a
+# rule, so that one evaluation computes them once for the six rules that
+# read them.
+all_budget_problems := karpgate.budgets.problems(input.object)
+
+# The problems of one kind (schedule, duration, pairing, reasons, nodes, list).
 budget_problems(kind) := [p |
-	some p in karpgate.budgets.problems(input.object)
+	some p in all_budget_problems
 	p.kind == kind
 ]
 
