@@ -39,8 +39,81 @@ type budgetEntry struct {
 
 	problems func() (*ast.Term, error)
 
-	mu    sync.Mutex
-	spans map[time.Time]budget.Analysis // by the Monday a span starts on
+	mu       sync.Mutex
+	spans    map[int64]budget.Analysis // by the Monday a span starts on (Unix seconds)
+	analyses map[instantKey]*ast.Term
+}
+
+// instantKey is everything budget.Analyze's result depends on besides the
+// budgets: the Monday its span starts on and, per budget, whether it never
+// fires and whether it is never active, as of the instant.
+type instantKey struct {
+	start int64
+	flags string
+}
+
+func (k instantKey) String() string { return fmt.Sprintf("%d/%s", k.start, k.flags) }
+
+// maxSpansPerEntry bounds the weeks one entry remembers, and
+// maxAnalysesPerEntry the analyses: a long-running webhook moves into a
+// new week every Monday.
+const (
+	maxSpansPerEntry    = 4
+	maxAnalysesPerEntry = 16
+)
+
+// instant is budget.Analyze of the entry's NodePool at now, computing the
+// span of now's week once, and the key that says what the result depends on.
+func (e *budgetEntry) instant(now time.Time) (instantKey, budget.Analysis) {
+	if e.set == nil {
+		return instantKey{}, budget.Analysis{}
+	}
+	start := budget.MondayOnOrBefore(now)
+	e.mu.Lock()
+	span, ok := e.spans[start.Unix()]
+	if !ok {
+		span = e.set.AnalyzeSpan(start)
+		if len(e.spans) >= maxSpansPerEntry {
+			clear(e.spans)
+		}
+		e.spans[start.Unix()] = span
+	}
+	e.mu.Unlock()
+	a := e.set.AnalyzeAt(span, now)
+	flags := make([]byte, 0, 2*len(a.Budgets))
+	for _, b := range a.Budgets {
+		flags = append(flags, bit(b.NeverFires), bit(b.NeverActive))
+	}
+	return instantKey{start: start.Unix(), flags: string(flags)}, a
+}
+
+func bit(b bool) byte {
+	if b {
+		return '1'
+	}
+	return '0'
+}
+
+// analysis is the analysis as the rules read it.
+func (e *budgetEntry) analysis(now time.Time) (*ast.Term, error) {
+	key, a := e.instant(now)
+	e.mu.Lock()
+	t, ok := e.analyses[key]
+	e.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	t, err := valueTerm(analysisToRego(a))
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	if len(e.analyses) >= maxAnalysesPerEntry {
+		clear(e.analyses)
+	}
+	e.analyses[key] = t
+	e.mu.Unlock()
+	return t, nil
 }
 
 // evalKey keys an entry in one evaluation's builtin cache by the NodePool
@@ -69,7 +142,11 @@ func (c *budgetCache) lookup(pool ast.Value) (*budgetEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := fields.String()
+	return c.lookupKey(fields.String(), fields)
+}
+
+// lookupKey is lookup for fields already reduced and printed.
+func (c *budgetCache) lookupKey(key string, fields ast.Value) (*budgetEntry, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.entries[key]; ok {
@@ -92,7 +169,7 @@ func newBudgetEntry(fields ast.Value) (*budgetEntry, error) {
 		return nil, err
 	}
 	pool, _ := normaliseNumbers(v).(map[string]any)
-	e := &budgetEntry{pool: pool, spans: map[time.Time]budget.Analysis{}}
+	e := &budgetEntry{pool: pool, spans: map[int64]budget.Analysis{}, analyses: map[instantKey]*ast.Term{}}
 	if budgets, err := budget.FromNodePool(pool); err == nil {
 		e.set = budget.CompileSet(budgets)
 	}
@@ -102,42 +179,21 @@ func newBudgetEntry(fields ast.Value) (*budgetEntry, error) {
 	return e, nil
 }
 
-// maxSpansPerEntry bounds the weeks one entry remembers: a long-running
-// webhook moves into a new week every Monday.
-const maxSpansPerEntry = 4
-
-// analysis is budget.Analyze of the entry's NodePool at now, with the span
-// of now's week computed once.
-func (e *budgetEntry) analysis(now time.Time) (*ast.Term, error) {
-	if e.set == nil {
-		return valueTerm(analysisToRego(budget.Analysis{}))
-	}
-	start := budget.MondayOnOrBefore(now)
-	e.mu.Lock()
-	span, ok := e.spans[start]
-	if !ok {
-		span = e.set.AnalyzeSpan(start)
-		if len(e.spans) >= maxSpansPerEntry {
-			clear(e.spans)
-		}
-		e.spans[start] = span
-	}
-	e.mu.Unlock()
-	return valueTerm(analysisToRego(e.set.AnalyzeAt(span, now)))
-}
-
-// budgetFields is the part of a NodePool the budget package reads:
-// apiVersion (v1beta1 budgets have no reasons) and spec.disruption.budgets,
-// keeping whatever stands in the way when spec or disruption is not an
-// object, because the package reports that.
+// budgetFields is the part of a NodePool the budget package reads, and
+// all a budget rule may read (see footprint.go): apiVersion (v1beta1
+// budgets have no reasons), kind and spec.disruption.budgets, keeping
+// whatever stands in the way when spec or disruption is not an object,
+// because the package reports that.
 func budgetFields(v ast.Value) (ast.Value, error) {
 	obj, ok := v.(ast.Object)
 	if !ok {
 		return nil, fmt.Errorf("want an object, got %s", ast.ValueName(v))
 	}
 	out := keepPath(obj, "spec", "disruption", "budgets").(ast.Object)
-	if apiVersion := obj.Get(ast.InternedTerm("apiVersion")); apiVersion != nil {
-		out.Insert(ast.InternedTerm("apiVersion"), apiVersion)
+	for _, key := range []*ast.Term{ast.InternedTerm("apiVersion"), ast.InternedTerm("kind")} {
+		if t := obj.Get(key); t != nil {
+			out.Insert(key, t)
+		}
 	}
 	return out, nil
 }

@@ -202,7 +202,14 @@ func (e *Engine) EvaluateCrossObject(ctx context.Context, s *Subject, inventory 
 		ast.Item(ast.StringTerm("production"), ast.BooleanTerm(s.production)),
 		ast.Item(ast.StringTerm("inventory"), ast.NewTerm(inventory.value)),
 	)
-	return e.run(ctx, e.queries.crossObject, in, config.CI, now, s.waivers, s.ref)
+	if now.IsZero() {
+		now = e.now()
+	}
+	vs, err := e.violations(ctx, e.queries.crossObject, in, now, s.ref)
+	if err != nil {
+		return nil, err
+	}
+	return e.result(vs, config.CI, s.waivers)
 }
 
 // project keeps only the given field paths of object. A value on a path

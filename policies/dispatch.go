@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
@@ -28,6 +29,10 @@ type queries struct {
 	// crossObject is only the cross-object rules: lint's pass once the
 	// whole input is indexed.
 	crossObject rego.PreparedEvalQuery
+	// budgets is only the budget rules (see footprint.go), which the
+	// others leave out: the engine evaluates them once per distinct
+	// budgets and instant key.
+	budgets rego.PreparedEvalQuery
 	// mutations is only the enabled admission rules that declare
 	// custom.mutates, for the mutating webhook, which would otherwise
 	// evaluate the whole set the validating webhook evaluates right after.
@@ -39,6 +44,7 @@ const (
 	selectAll          = "all"
 	selectSingleObject = "singleObject"
 	selectCrossObject  = "crossObject"
+	selectBudgets      = "budgets"
 )
 
 func findingsQuery(selection string) string {
@@ -47,8 +53,7 @@ func findingsQuery(selection string) string {
 
 const mutationsQuery = `pkg := data.karpgate.engine.mutations[input.object.kind][_]; v := data.karpgate.rules[pkg].violation[_]`
 
-func prepareQueries(ctx context.Context, compiler *ast.Compiler, store storage.Store) (queries, error) {
-	budgets := newBudgetCache()
+func prepareQueries(ctx context.Context, compiler *ast.Compiler, store storage.Store, budgets *budgetCache) (queries, error) {
 	prepare := func(q string) (rego.PreparedEvalQuery, error) {
 		regoOpts := append([]func(*rego.Rego){rego.Compiler(compiler), rego.Store(store), rego.Query(q)}, builtinOptions(budgets)...)
 		prepared, err := rego.New(regoOpts...).PrepareForEval(ctx)
@@ -66,6 +71,7 @@ func prepareQueries(ctx context.Context, compiler *ast.Compiler, store storage.S
 		{&qs.all, findingsQuery(selectAll)},
 		{&qs.singleObject, findingsQuery(selectSingleObject)},
 		{&qs.crossObject, findingsQuery(selectCrossObject)},
+		{&qs.budgets, findingsQuery(selectBudgets)},
 		{&qs.mutations, mutationsQuery},
 	} {
 		if *q.into, err = prepare(q.query); err != nil {
@@ -83,9 +89,10 @@ func newStore(set *policySet, cfg *config.Config) (storage.Store, error) {
 		return nil, err
 	}
 	selections := map[string]func(Rule) bool{
-		selectAll:          func(Rule) bool { return true },
-		selectSingleObject: func(r Rule) bool { return !r.crossObject },
+		selectAll:          func(r Rule) bool { return !r.budgetOnly },
+		selectSingleObject: func(r Rule) bool { return !r.crossObject && !r.budgetOnly },
 		selectCrossObject:  func(r Rule) bool { return r.crossObject },
+		selectBudgets:      func(r Rule) bool { return r.budgetOnly },
 	}
 	dispatch := map[string]any{}
 	for name, selected := range selections {
@@ -141,15 +148,18 @@ func toJSONValue(v any) (any, error) {
 	return out, json.Unmarshal(b, &out)
 }
 
-// classifyCrossObject marks the rules that read input.inventory, through
-// any rule or function they use, and reports whether one of them is a user
-// rule (so that cross-object evaluation must keep whole objects). Reading
-// all of input (a bare `input`) counts as reading the inventory.
-func classifyCrossObject(c *ast.Compiler, catalog Catalog) (userRuleReadsInventory bool) {
+// classifyRules marks the rules that read input.inventory, through any rule
+// or function they use, and the budget rules (see footprint.go). It reports
+// whether a cross-object rule is a user rule, so that cross-object
+// evaluation must keep whole objects. Reading all of input (a bare
+// `input`) counts as reading the inventory.
+func classifyRules(c *ast.Compiler, catalog Catalog, budgetRules bool) (userRuleReadsInventory bool) {
 	for i := range catalog {
 		r := &catalog[i]
 		ref := ast.MustParseRef(r.Package).Append(ast.StringTerm("violation"))
-		r.crossObject = readsInventory(c, c.GetRulesExact(ref))
+		rules := c.GetRulesExact(ref)
+		r.crossObject = readsInventory(c, rules)
+		r.budgetOnly = budgetRules && !r.Mutates && readsOnlyBudgets(c, rules)
 		if r.crossObject && !r.Builtin {
 			userRuleReadsInventory = true
 		}
@@ -159,6 +169,8 @@ func classifyCrossObject(c *ast.Compiler, catalog Catalog) (userRuleReadsInvento
 
 // readsInventory walks the rules and everything they depend on.
 func readsInventory(c *ast.Compiler, rules []*ast.Rule) bool {
+	// A copy: the compiler's own slice must not be appended to.
+	rules = slices.Clone(rules)
 	seen := map[*ast.Rule]bool{}
 	for len(rules) > 0 {
 		r := rules[len(rules)-1]

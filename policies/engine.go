@@ -26,6 +26,10 @@ type Options struct {
 	// Now is the clock for time-dependent rules (budget windows); nil
 	// means time.Now. Tests and `lint --now` pin it.
 	Now func() time.Time
+
+	// evaluateBudgetRulesEveryTime turns off the budget rules' cache, for
+	// tests that compare with it.
+	evaluateBudgetRulesEveryTime bool
 }
 
 // Engine evaluates the compiled rule set. It is immutable after New and
@@ -40,6 +44,12 @@ type Engine struct {
 	// evaluation keeps whole objects; see CrossObjectPaths.
 	wholeObjects bool
 	now          func() time.Time
+	// budgets is shared by the budget builtins of every query.
+	budgets *budgetCache
+	// budgetRules says where budget rules apply (by point and kind), and
+	// budgetRuns remembers their violations; see budget_rules.go.
+	budgetRules map[config.EnforcementPoint]map[string]bool
+	budgetRuns  *violationCache
 }
 
 // New loads, checks and compiles the built-in rules with the user's
@@ -66,16 +76,20 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err := checkRulesDefineViolation(compiler, set.catalog); err != nil {
 		return nil, err
 	}
-	wholeObjects := classifyCrossObject(compiler, set.catalog)
+	wholeObjects := classifyRules(compiler, set.catalog, !opts.evaluateBudgetRulesEveryTime)
 	store, err := newStore(set, cfg)
 	if err != nil {
 		return nil, err
 	}
-	qs, err := prepareQueries(ctx, compiler, store)
+	budgets := newBudgetCache()
+	qs, err := prepareQueries(ctx, compiler, store, budgets)
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, catalog: set.catalog, byKey: map[string]Rule{}, queries: qs, wholeObjects: wholeObjects, now: opts.Now}
+	e := &Engine{
+		cfg: cfg, catalog: set.catalog, byKey: map[string]Rule{}, queries: qs, wholeObjects: wholeObjects, now: opts.Now,
+		budgets: budgets, budgetRules: budgetRulesByPoint(set.catalog, cfg), budgetRuns: newViolationCache(),
+	}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -169,10 +183,15 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	if point == "" {
 		point = config.CI
 	}
-	input, err := e.input(req, point)
+	input, object, err := e.input(req, point)
 	if err != nil {
 		return nil, err
 	}
+	now := req.Now
+	if now.IsZero() {
+		now = e.now()
+	}
+	ref := objectRef(req.Object)
 	query := e.queries.all
 	switch {
 	case req.MutationsOnly:
@@ -180,26 +199,49 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	case req.SkipCrossObject:
 		query = e.queries.singleObject
 	}
-	return e.run(ctx, query, input, point, req.Now, waiversOf(req.Object), objectRef(req.Object))
+	vs, err := e.violations(ctx, query, input, now, ref)
+	if err != nil {
+		return nil, err
+	}
+	if kind, _ := req.Object["kind"].(string); !req.MutationsOnly && e.budgetRules[point][kind] {
+		budgetVs, err := e.budgetViolations(ctx, object, point, now, ref)
+		if err != nil {
+			return nil, err
+		}
+		vs = append(vs, budgetVs...)
+	}
+	return e.result(vs, point, waiversOf(req.Object))
 }
 
-// run evaluates one prepared query and turns its bindings into findings.
-func (e *Engine) run(ctx context.Context, query rego.PreparedEvalQuery, input ast.Value, point config.EnforcementPoint, now time.Time, waivers map[string]string, ref string) (*Result, error) {
-	if now.IsZero() {
-		now = e.now()
-	}
+// rawViolation is one member of a rule's violation set, as evaluated.
+type rawViolation struct {
+	key string // the rule package's last segment
+	v   any
+}
+
+// violations evaluates one prepared query.
+func (e *Engine) violations(ctx context.Context, query rego.PreparedEvalQuery, input ast.Value, now time.Time, ref string) ([]rawViolation, error) {
 	rs, err := query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalTime(now))
 	if err != nil {
 		return nil, fmt.Errorf("evaluating %s: %w", ref, err)
 	}
-	res := &Result{}
+	vs := make([]rawViolation, 0, len(rs))
 	for _, r := range rs {
 		key, _ := r.Bindings["pkg"].(string)
-		rule, ok := e.byKey[key]
+		vs = append(vs, rawViolation{key: key, v: r.Bindings["v"]})
+	}
+	return vs, nil
+}
+
+// result turns violations into findings, with the object's waivers applied.
+func (e *Engine) result(vs []rawViolation, point config.EnforcementPoint, waivers map[string]string) (*Result, error) {
+	res := &Result{}
+	for _, v := range vs {
+		rule, ok := e.byKey[v.key]
 		if !ok {
 			continue
 		}
-		f, err := e.finding(rule, r.Bindings["v"], point)
+		f, err := e.finding(rule, v.v, point)
 		if err != nil {
 			return nil, err
 		}
@@ -215,12 +257,13 @@ func (e *Engine) run(ctx context.Context, query rego.PreparedEvalQuery, input as
 	return res, nil
 }
 
-func (e *Engine) input(req Request, point config.EnforcementPoint) (ast.Value, error) {
-	object, err := ast.InterfaceToValue(req.Object)
+// input is the input document of a request, and the object in it.
+func (e *Engine) input(req Request, point config.EnforcementPoint) (in ast.Object, object ast.Value, err error) {
+	object, err = ast.InterfaceToValue(req.Object)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", objectRef(req.Object), err)
+		return nil, nil, fmt.Errorf("%s: %w", objectRef(req.Object), err)
 	}
-	in := ast.NewObject(
+	in = ast.NewObject(
 		ast.Item(ast.StringTerm("object"), ast.NewTerm(object)),
 		ast.Item(ast.StringTerm("operation"), ast.StringTerm(string(req.Operation))),
 		ast.Item(ast.StringTerm("enforcementPoint"), ast.StringTerm(string(point))),
@@ -229,14 +272,14 @@ func (e *Engine) input(req Request, point config.EnforcementPoint) (ast.Value, e
 	if req.OldObject != nil {
 		old, err := ast.InterfaceToValue(req.OldObject)
 		if err != nil {
-			return nil, fmt.Errorf("%s: old object: %w", objectRef(req.Object), err)
+			return nil, nil, fmt.Errorf("%s: old object: %w", objectRef(req.Object), err)
 		}
 		in.Insert(ast.StringTerm("oldObject"), ast.NewTerm(old))
 	}
 	if req.Inventory != nil {
 		in.Insert(ast.StringTerm("inventory"), ast.NewTerm(req.Inventory.value))
 	}
-	return in, nil
+	return in, object, nil
 }
 
 // violation is what a rule's `violation` set holds.

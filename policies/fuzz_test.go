@@ -172,3 +172,68 @@ spec: {template: "nor this"}
 		}
 	})
 }
+
+var (
+	budgetEnginesOnce              sync.Once
+	cachedBudgets, uncachedBudgets *Engine
+)
+
+// FuzzBudgetRules checks the budget rules' cache: evaluated apart and
+// remembered by budgets and instant key, they find what they find evaluated
+// with every other rule each time, for any object, at instants on both
+// sides of week boundaries and of budget windows. The engines live across
+// inputs, so an entry one input left must never answer for another.
+func FuzzBudgetRules(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/rules/KG[234]*/*.yaml")
+	for _, s := range seeds {
+		if data, err := os.ReadFile(s); err == nil {
+			f.Add(data, int64(0))
+		}
+	}
+	f.Add([]byte("spec:\n  disruption:\n    budgets:\n      - {nodes: \"0\", schedule: \"0 0 30 2 *\", duration: 1h}\n      - {nodes: \"1\", schedule: \"@daily\", duration: 0m}\n"), int64(3600))
+	f.Add([]byte("spec:\n  disruption:\n    budgets:\n      - {nodes: \"0\", schedule: \"0 9 * * mon-fri\", duration: 8h, reasons: [Drifted]}\n"), int64(-86400*3))
+	f.Fuzz(func(t *testing.T, data []byte, shift int64) {
+		budgetEnginesOnce.Do(func() {
+			var err error
+			opts := Options{Now: func() time.Time { return fixedNow }}
+			if cachedBudgets, err = New(context.Background(), opts); err != nil {
+				panic(err)
+			}
+			opts.evaluateBudgetRulesEveryTime = true
+			if uncachedBudgets, err = New(context.Background(), opts); err != nil {
+				panic(err)
+			}
+		})
+		objects, err := manifest.ReadAll([]string{"-"}, bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		instants := []time.Time{
+			fixedNow,
+			time.Date(2024, 6, 9, 23, 59, 59, 0, time.UTC), // Sunday night
+			time.Date(2024, 6, 10, 0, 0, 0, 0, time.UTC),   // Monday: another span
+			fixedNow.Add(time.Duration(shift%(400*24*3600)) * time.Second),
+		}
+		for _, o := range objects {
+			for _, api := range []string{"karpenter.sh/v1", "karpenter.sh/v1beta1"} {
+				o.Content["kind"], o.Content["apiVersion"] = "NodePool", api
+				for _, now := range instants {
+					for _, point := range config.EnforcementPoints {
+						req := Request{Object: o.Content, Point: point, Now: now}
+						got, err := cachedBudgets.Evaluate(context.Background(), req)
+						if err != nil {
+							t.Fatal(err)
+						}
+						want, err := uncachedBudgets.Evaluate(context.Background(), req)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if !reflect.DeepEqual(got, want) {
+							t.Fatalf("%s at %s (%s): cached budget rules give\n%v\nevaluated every time\n%v", api, now, point, summary(got.Findings), summary(want.Findings))
+						}
+					}
+				}
+			}
+		}
+	})
+}
