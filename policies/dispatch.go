@@ -29,10 +29,9 @@ type queries struct {
 	// crossObject is only the cross-object rules: lint's pass once the
 	// whole input is indexed.
 	crossObject rego.PreparedEvalQuery
-	// budgets is only the budget rules (see footprint.go), which the
-	// others leave out: the engine evaluates them once per distinct
-	// budgets and instant key.
-	budgets rego.PreparedEvalQuery
+	// groups evaluate the rule groups, one each, which the others leave
+	// out: the engine memoizes them by their footprint (see groups.go).
+	groups []rego.PreparedEvalQuery
 	// mutations is only the enabled admission rules that declare
 	// custom.mutates, for the mutating webhook, which would otherwise
 	// evaluate the whole set the validating webhook evaluates right after.
@@ -44,7 +43,6 @@ const (
 	selectAll          = "all"
 	selectSingleObject = "singleObject"
 	selectCrossObject  = "crossObject"
-	selectBudgets      = "budgets"
 )
 
 func findingsQuery(selection string) string {
@@ -53,7 +51,7 @@ func findingsQuery(selection string) string {
 
 const mutationsQuery = `pkg := data.karpgate.engine.mutations[input.object.kind][_]; v := data.karpgate.rules[pkg].violation[_]`
 
-func prepareQueries(ctx context.Context, compiler *ast.Compiler, store storage.Store, budgets *budgetCache) (queries, error) {
+func prepareQueries(ctx context.Context, compiler *ast.Compiler, store storage.Store, budgets *budgetCache, groups []*ruleGroup) (queries, error) {
 	prepare := func(q string) (rego.PreparedEvalQuery, error) {
 		regoOpts := append([]func(*rego.Rego){rego.Compiler(compiler), rego.Store(store), rego.Query(q)}, builtinOptions(budgets)...)
 		prepared, err := rego.New(regoOpts...).PrepareForEval(ctx)
@@ -71,10 +69,15 @@ func prepareQueries(ctx context.Context, compiler *ast.Compiler, store storage.S
 		{&qs.all, findingsQuery(selectAll)},
 		{&qs.singleObject, findingsQuery(selectSingleObject)},
 		{&qs.crossObject, findingsQuery(selectCrossObject)},
-		{&qs.budgets, findingsQuery(selectBudgets)},
 		{&qs.mutations, mutationsQuery},
 	} {
 		if *q.into, err = prepare(q.query); err != nil {
+			return qs, err
+		}
+	}
+	qs.groups = make([]rego.PreparedEvalQuery, len(groups))
+	for i, g := range groups {
+		if qs.groups[i], err = prepare(findingsQuery(g.id)); err != nil {
 			return qs, err
 		}
 	}
@@ -83,16 +86,18 @@ func prepareQueries(ctx context.Context, compiler *ast.Compiler, store storage.S
 
 // newStore holds the user's data plus data.karpgate: the configuration the
 // rules read and the engine's dispatch table.
-func newStore(set *policySet, cfg *config.Config) (storage.Store, error) {
+func newStore(set *policySet, cfg *config.Config, groups []*ruleGroup) (storage.Store, error) {
 	cfgJSON, err := toJSONValue(cfg)
 	if err != nil {
 		return nil, err
 	}
 	selections := map[string]func(Rule) bool{
-		selectAll:          func(r Rule) bool { return !r.budgetOnly },
-		selectSingleObject: func(r Rule) bool { return !r.crossObject && !r.budgetOnly },
+		selectAll:          func(r Rule) bool { return r.group == "" },
+		selectSingleObject: func(r Rule) bool { return !r.crossObject && r.group == "" },
 		selectCrossObject:  func(r Rule) bool { return r.crossObject },
-		selectBudgets:      func(r Rule) bool { return r.budgetOnly },
+	}
+	for _, g := range groups {
+		selections[g.id] = func(r Rule) bool { return r.group == g.id }
 	}
 	dispatch := map[string]any{}
 	for name, selected := range selections {
@@ -149,22 +154,23 @@ func toJSONValue(v any) (any, error) {
 }
 
 // classifyRules marks the rules that read input.inventory, through any rule
-// or function they use, and the budget rules (see footprint.go). It reports
-// whether a cross-object rule is a user rule, so that cross-object
-// evaluation must keep whole objects. Reading all of input (a bare
-// `input`) counts as reading the inventory.
-func classifyRules(c *ast.Compiler, catalog Catalog, budgetRules bool) (userRuleReadsInventory bool) {
+// or function they use, and groups the rules memoized by their footprint
+// (see groups.go). It reports whether a cross-object rule is a user rule,
+// so that cross-object evaluation must keep whole objects. Reading all of
+// input (a bare `input`) counts as reading the inventory.
+func classifyRules(c *ast.Compiler, catalog Catalog, cfg *config.Config, memoize bool) (groups []*ruleGroup, userRuleReadsInventory bool) {
 	for i := range catalog {
 		r := &catalog[i]
 		ref := ast.MustParseRef(r.Package).Append(ast.StringTerm("violation"))
-		rules := c.GetRulesExact(ref)
-		r.crossObject = readsInventory(c, rules)
-		r.budgetOnly = budgetRules && !r.Mutates && readsOnlyBudgets(c, rules)
+		r.crossObject = readsInventory(c, c.GetRulesExact(ref))
 		if r.crossObject && !r.Builtin {
 			userRuleReadsInventory = true
 		}
 	}
-	return userRuleReadsInventory
+	if memoize {
+		groups = groupRules(c, catalog, cfg)
+	}
+	return groups, userRuleReadsInventory
 }
 
 // readsInventory walks the rules and everything they depend on.

@@ -27,9 +27,9 @@ type Options struct {
 	// means time.Now. Tests and `lint --now` pin it.
 	Now func() time.Time
 
-	// evaluateBudgetRulesEveryTime turns off the budget rules' cache, for
-	// tests that compare with it.
-	evaluateBudgetRulesEveryTime bool
+	// evaluateEveryRuleEveryTime turns off the rule groups' memo, for tests
+	// that compare with it.
+	evaluateEveryRuleEveryTime bool
 }
 
 // Engine evaluates the compiled rule set. It is immutable after New and
@@ -46,10 +46,10 @@ type Engine struct {
 	now          func() time.Time
 	// budgets is shared by the budget builtins of every query.
 	budgets *budgetCache
-	// budgetRules says where budget rules apply (by point and kind), and
-	// budgetRuns remembers their violations; see budget_rules.go.
-	budgetRules map[config.EnforcementPoint]map[string]bool
-	budgetRuns  *violationCache
+	// groups are the rules memoized by their footprint, and groupRuns
+	// what they found; see groups.go.
+	groups    []*ruleGroup
+	groupRuns *violationCache
 }
 
 // New loads, checks and compiles the built-in rules with the user's
@@ -76,19 +76,19 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err := checkRulesDefineViolation(compiler, set.catalog); err != nil {
 		return nil, err
 	}
-	wholeObjects := classifyRules(compiler, set.catalog, !opts.evaluateBudgetRulesEveryTime)
-	store, err := newStore(set, cfg)
+	groups, wholeObjects := classifyRules(compiler, set.catalog, cfg, !opts.evaluateEveryRuleEveryTime)
+	store, err := newStore(set, cfg, groups)
 	if err != nil {
 		return nil, err
 	}
 	budgets := newBudgetCache()
-	qs, err := prepareQueries(ctx, compiler, store, budgets)
+	qs, err := prepareQueries(ctx, compiler, store, budgets, groups)
 	if err != nil {
 		return nil, err
 	}
 	e := &Engine{
 		cfg: cfg, catalog: set.catalog, byKey: map[string]Rule{}, queries: qs, wholeObjects: wholeObjects, now: opts.Now,
-		budgets: budgets, budgetRules: budgetRulesByPoint(set.catalog, cfg), budgetRuns: newViolationCache(),
+		budgets: budgets, groups: groups, groupRuns: newViolationCache(),
 	}
 	if e.now == nil {
 		e.now = time.Now
@@ -203,12 +203,18 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if kind, _ := req.Object["kind"].(string); !req.MutationsOnly && e.budgetRules[point][kind] {
-		budgetVs, err := e.budgetViolations(ctx, object, point, now, ref)
-		if err != nil {
-			return nil, err
+	if !req.MutationsOnly {
+		kind, _ := req.Object["kind"].(string)
+		for i, g := range e.groups {
+			if !g.applies[point][kind] {
+				continue
+			}
+			groupVs, err := e.groupViolations(ctx, g, i, input, object, now, ref)
+			if err != nil {
+				return nil, err
+			}
+			vs = append(vs, groupVs...)
 		}
-		vs = append(vs, budgetVs...)
 	}
 	return e.result(vs, point, waiversOf(req.Object))
 }

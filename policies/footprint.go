@@ -1,37 +1,92 @@
 package policies
 
 import (
-	"github.com/open-policy-agent/opa/v1/ast"
 	"slices"
+	"strings"
+
+	"github.com/open-policy-agent/opa/v1/ast"
 )
 
-// Budget rules: the rules whose findings depend on nothing but a NodePool's
-// budgets, its apiVersion and kind, karpgate.yaml and what
-// karpgate.budgets.analyze says about the instant of evaluation. A
-// repository's NodePools mostly share their budgets, and an admission
-// webhook sees the same budgets again and again, so the engine evaluates
-// these rules once per distinct budgets and instant key and reuses the
-// violations (see budgetRules in engine.go). The rules are found by reading
-// them, not by name: one that reads anything else, however indirectly,
-// stays with the others.
-
-// budgetFootprint is what a budget rule may read of input.object: ref paths
-// that start with one of these.
-var budgetFootprint = [][]string{{"apiVersion"}, {"kind"}, {"spec", "disruption", "budgets"}}
+// A rule's footprint is what it reads of input: field paths with constant
+// keys, and whether it hands input.object to the budget builtins (which
+// read budgetFields, and the clock through karpgate.budgets.analyze). A
+// rule whose footprint is known and leaves out the object's metadata (its
+// name, annotations, labels) finds the same violations in every object
+// that agrees on those paths; such rules are memoized by them (see
+// groups.go). Most of a repository's NodePools share their budgets and
+// most EC2NodeClasses their AMI selection, and an admission webhook sees
+// the same objects again and again.
+//
+// Footprints are found by reading the compiled rules, and every rule or
+// function they use: a rule whose reads cannot be pinned down (a dynamic
+// key into input, input passed whole to a function, the clock used for
+// anything but karpgate.budgets.analyze, a non-deterministic builtin, a
+// `with`) has none and is evaluated with each object.
+type footprint struct {
+	// paths are read whole; exists are only tested for being defined
+	// (bound to a local whose uses are counted in paths).
+	paths, exists [][]string
+	budgets       bool
+}
 
 const (
 	builtinProblems = "karpgate.budgets.problems"
 	builtinAnalyze  = "karpgate.budgets.analyze"
 )
 
-// readsOnlyBudgets reports whether the rules, and every rule or function
-// they use, read input only within budgetFootprint, pass input.object only
-// to the budget builtins, use the clock only as analyze's now_ns, call no
-// other non-deterministic builtin and use no `with`.
-func readsOnlyBudgets(c *ast.Compiler, rules []*ast.Rule) bool {
-	if len(rules) == 0 {
+// budgetPaths are what budgetFields keeps, under input.
+var budgetPaths = [][]string{{"object", "apiVersion"}, {"object", "kind"}, {"object", "spec", "disruption", "budgets"}}
+
+// all is every path the projection of the input must keep.
+func (f footprint) all() [][]string {
+	out := slices.Clone(f.paths)
+	if f.budgets {
+		out = append(out, budgetPaths...)
+	}
+	return out
+}
+
+// memoizable: nothing an object's identity or the other objects of an
+// input live in. (exists paths only say whether a field is defined.)
+func (f footprint) memoizable() bool {
+	for _, p := range f.all() {
+		if p[0] == "inventory" || (p[0] == "object" || p[0] == "oldObject") && (len(p) == 1 || p[1] == "metadata") {
+			return false
+		}
+	}
+	return true
+}
+
+// covers reports whether everything g reads, f keeps (an exists path only
+// says a field is defined, so it covers only exists paths).
+func (f footprint) covers(g footprint) bool {
+	if g.budgets && !f.budgets {
 		return false
 	}
+	within := func(p []string, paths [][]string) bool {
+		return slices.ContainsFunc(paths, func(q []string) bool { return hasPrefix(p, q) })
+	}
+	for _, p := range g.all() {
+		if !within(p, f.all()) {
+			return false
+		}
+	}
+	for _, p := range g.exists {
+		if !within(p, f.all()) && !within(p, f.exists) {
+			return false
+		}
+	}
+	return true
+}
+
+func hasPrefix(p, prefix []string) bool {
+	return len(p) >= len(prefix) && slices.Equal(p[:len(prefix)], prefix)
+}
+
+// footprintOf is the footprint of rules and everything they use; ok is
+// false when it cannot be pinned down.
+func footprintOf(c *ast.Compiler, rules []*ast.Rule) (footprint, bool) {
+	var f footprint
 	// A copy: the compiler's own slice must not be appended to.
 	rules = slices.Clone(rules)
 	seen := map[*ast.Rule]bool{}
@@ -42,8 +97,8 @@ func readsOnlyBudgets(c *ast.Compiler, rules []*ast.Rule) bool {
 			continue
 		}
 		seen[r] = true
-		if !ruleReadsOnlyBudgets(r) {
-			return false
+		if !f.addRule(r) {
+			return footprint{}, false
 		}
 		for dep := range c.Graph.Dependencies(r) {
 			if d, ok := dep.(*ast.Rule); ok {
@@ -51,111 +106,195 @@ func readsOnlyBudgets(c *ast.Compiler, rules []*ast.Rule) bool {
 			}
 		}
 	}
-	return true
+	f.paths, f.exists = dedupe(f.paths), dedupe(f.exists)
+	return f, true
 }
 
-// ruleReadsOnlyBudgets checks one rule. The compiler has rewritten it so
-// that every call is an expression of its own and nested values are bound
-// to local variables, which is what makes a syntactic check enough: input
-// reaches a builtin as `__local1__ = input.object; karpgate.budgets.problems(__local1__, __local2__)`.
-func ruleReadsOnlyBudgets(r *ast.Rule) bool {
-	objects := ast.NewVarSet() // locals bound to input.object
-	clocks := ast.NewVarSet()  // locals bound to time.now_ns()
-	ok := true
-	ast.WalkExprs(r, func(e *ast.Expr) bool {
-		if len(e.With) > 0 {
-			ok = false
-		}
-		if v, isObject := boundToInputObject(e); isObject {
-			objects.Add(v)
-		}
-		if e.IsCall() && e.Operator().String() == "time.now_ns" {
-			if out, isVar := e.Operands()[0].Value.(ast.Var); isVar {
-				clocks.Add(out)
+func dedupe(paths [][]string) [][]string {
+	slices.SortFunc(paths, func(a, b []string) int { return strings.Compare(strings.Join(a, "\x00"), strings.Join(b, "\x00")) })
+	return slices.CompactFunc(paths, slices.Equal)
+}
+
+// ruleReader follows one rule. The compiler has rewritten it so that every
+// call is an expression of its own and nested values are bound to locals:
+// input reaches a builtin as
+// `__local1__ = input.object; karpgate.budgets.problems(__local1__, __local2__)`.
+type ruleReader struct {
+	f      *footprint
+	inputs map[ast.Var][]string // locals bound to input.<constant path>
+	clocks ast.VarSet           // locals bound to time.now_ns()
+	ok     bool
+}
+
+func (f *footprint) addRule(r *ast.Rule) bool {
+	rr := &ruleReader{f: f, inputs: map[ast.Var][]string{}, clocks: ast.NewVarSet(), ok: true}
+	// Bindings first, to a fixed point: a local may be bound from another.
+	for changed := true; changed; {
+		changed = false
+		ast.WalkExprs(r, func(e *ast.Expr) bool {
+			if v, path, isBinding := rr.binding(e); isBinding {
+				if _, known := rr.inputs[v]; !known {
+					rr.inputs[v] = path
+					changed = true
+				}
 			}
-		}
-		return false
-	})
-	if !ok {
-		return false
-	}
-	check := func(t *ast.Term) bool { return termReadsOnlyBudgets(t, objects, clocks) }
-	ast.WalkExprs(r, func(e *ast.Expr) bool {
-		if !ok {
-			return true
-		}
-		if _, isObject := boundToInputObject(e); isObject {
-			return false
-		}
-		if !e.IsCall() {
-			switch t := e.Terms.(type) {
-			case *ast.Term:
-				ok = check(t)
-			case *ast.Every:
-				ok = check(t.Domain)
-			case *ast.SomeDecl:
-				for _, sym := range t.Symbols {
-					ok = ok && check(sym)
+			if e.IsCall() && e.Operator().String() == "time.now_ns" {
+				if out, isVar := e.Operands()[0].Value.(ast.Var); isVar {
+					rr.clocks.Add(out)
 				}
 			}
 			return false
-		}
-		name := e.Operator().String()
-		operands := e.Operands()
-		switch name {
-		case "time.now_ns":
-			return false
-		case builtinProblems, builtinAnalyze:
-			if len(operands) > 0 && (isVarIn(operands[0], objects) || operands[0].Value.Compare(inputObjectRef) == 0) {
-				operands = operands[1:]
-			}
-			if name == builtinAnalyze && len(operands) > 0 && isVarIn(operands[0], clocks) {
-				operands = operands[1:]
-			}
-		default:
-			if b, isBuiltin := ast.BuiltinMap[name]; isBuiltin && b.Nondeterministic {
-				ok = false
-				return true
-			}
-		}
-		for _, t := range operands {
-			if !check(t) {
-				ok = false
-				return true
-			}
-		}
-		return false
+		})
+	}
+	ast.WalkExprs(r, func(e *ast.Expr) bool {
+		rr.expr(e)
+		return !rr.ok
 	})
-	// Heads hold values built from locals; a head that reads input itself
-	// is checked like a body term.
-	for rule := r; ok && rule != nil; rule = rule.Else {
+	for rule := r; rr.ok && rule != nil; rule = rule.Else {
 		if rule.Head == nil {
 			continue
 		}
 		for _, t := range append([]*ast.Term{rule.Head.Key, rule.Head.Value}, rule.Head.Args...) {
-			if t != nil && !check(t) {
-				return false
+			if t != nil {
+				rr.term(t)
 			}
 		}
 	}
-	return ok
+	return rr.ok
 }
 
-var inputObjectRef = ast.MustParseRef("input.object")
+// path is the constant path under input a term names: a ref rooted at
+// input or at a local bound to input, up to its first non-constant key.
+// full is false when keys follow that are not constant.
+func (rr *ruleReader) path(t *ast.Term) (path []string, full, isInput bool) {
+	ref, isRef := t.Value.(ast.Ref)
+	if !isRef {
+		if v, isVar := t.Value.(ast.Var); isVar {
+			if base, bound := rr.inputs[v]; bound {
+				return base, true, true
+			}
+		}
+		return nil, false, false
+	}
+	head, isVar := ref[0].Value.(ast.Var)
+	var base []string
+	switch {
+	case isVar && head.Equal(ast.InputRootDocument.Value):
+	case isVar:
+		b, bound := rr.inputs[head]
+		if !bound {
+			return nil, false, false
+		}
+		base = b
+	default:
+		return nil, false, false
+	}
+	path = slices.Clone(base)
+	for _, part := range ref[1:] {
+		s, isString := part.Value.(ast.String)
+		if !isString {
+			return path, false, true
+		}
+		path = append(path, string(s))
+	}
+	return path, true, true
+}
 
-// boundToInputObject matches `v = input.object` in either order.
-func boundToInputObject(e *ast.Expr) (ast.Var, bool) {
+// binding matches `v = <constant path under input>`, in either order.
+func (rr *ruleReader) binding(e *ast.Expr) (ast.Var, []string, bool) {
 	if !e.IsEquality() && !e.IsAssignment() {
-		return "", false
+		return "", nil, false
 	}
 	a, b := e.Operand(0), e.Operand(1)
 	for _, pair := range [][2]*ast.Term{{a, b}, {b, a}} {
 		v, isVar := pair[0].Value.(ast.Var)
-		if isVar && pair[1].Value.Compare(inputObjectRef) == 0 {
-			return v, true
+		if !isVar || v.Equal(ast.InputRootDocument.Value) {
+			continue
+		}
+		if _, isRef := pair[1].Value.(ast.Ref); !isRef {
+			continue
+		}
+		if path, full, isInput := rr.path(pair[1]); isInput && full && len(path) > 0 {
+			return v, path, true
 		}
 	}
-	return "", false
+	return "", nil, false
+}
+
+func (rr *ruleReader) expr(e *ast.Expr) {
+	if len(e.With) > 0 {
+		rr.ok = false
+		return
+	}
+	if v, path, isBinding := rr.binding(e); isBinding && slices.Equal(rr.inputs[v], path) {
+		rr.f.exists = append(rr.f.exists, path)
+		return
+	}
+	if !e.IsCall() {
+		switch t := e.Terms.(type) {
+		case *ast.Term:
+			rr.term(t)
+		case *ast.Every:
+			rr.term(t.Domain)
+		case *ast.SomeDecl:
+			for _, sym := range t.Symbols {
+				rr.term(sym)
+			}
+		}
+		return
+	}
+	name := e.Operator().String()
+	operands := e.Operands()
+	switch name {
+	case "time.now_ns":
+		return
+	case builtinProblems, builtinAnalyze:
+		if path, full, isInput := rr.path(operands[0]); isInput && full && slices.Equal(path, []string{"object"}) {
+			rr.f.budgets = true
+			operands = operands[1:]
+			if name == builtinAnalyze && len(operands) > 0 && isVarIn(operands[0], rr.clocks) {
+				operands = operands[1:]
+			}
+		}
+	case "object.get":
+		// object.get(<input path>, ["a", "b"], default) reads <input path>.a.b.
+		if len(operands) >= 2 {
+			if base, full, isInput := rr.path(operands[0]); isInput && full {
+				if keys, constant := constantKeys(operands[1]); constant {
+					rr.f.paths = append(rr.f.paths, append(slices.Clone(base), keys...))
+					operands = operands[2:]
+				}
+			}
+		}
+	default:
+		if b, isBuiltin := ast.BuiltinMap[name]; isBuiltin && b.Nondeterministic {
+			rr.ok = false
+			return
+		}
+	}
+	for _, t := range operands {
+		rr.term(t)
+	}
+}
+
+// constantKeys reads object.get's path argument: a string, or an array of
+// strings.
+func constantKeys(t *ast.Term) ([]string, bool) {
+	switch v := t.Value.(type) {
+	case ast.String:
+		return []string{string(v)}, true
+	case *ast.Array:
+		keys := make([]string, 0, v.Len())
+		for i := range v.Len() {
+			s, isString := v.Elem(i).Value.(ast.String)
+			if !isString {
+				return nil, false
+			}
+			keys = append(keys, string(s))
+		}
+		return keys, true
+	}
+	return nil, false
 }
 
 func isVarIn(t *ast.Term, set ast.VarSet) bool {
@@ -163,37 +302,43 @@ func isVarIn(t *ast.Term, set ast.VarSet) bool {
 	return ok && set.Contains(v)
 }
 
-// termReadsOnlyBudgets checks every use of input, of locals bound to
-// input.object and of locals bound to the clock inside t.
-func termReadsOnlyBudgets(t *ast.Term, objects, clocks ast.VarSet) bool {
-	ok := true
+// term counts every use of input, of locals bound to it and of the clock
+// inside t.
+func (rr *ruleReader) term(t *ast.Term) {
 	var vis *ast.GenericVisitor
 	vis = ast.NewGenericVisitor(func(x any) bool {
-		if !ok {
+		if !rr.ok {
 			return true
 		}
 		switch v := x.(type) {
 		case ast.Ref:
-			head, isVar := v[0].Value.(ast.Var)
-			switch {
-			case isVar && head.Equal(ast.InputRootDocument.Value):
-				ok = len(v) > 2 && v[1].Equal(ast.InternedTerm("object")) && withinBudgetFootprint(v[2:])
-			case isVar && objects.Contains(head):
-				ok = withinBudgetFootprint(v[1:])
-			case isVar && clocks.Contains(head):
-				ok = false
+			if head, isVar := v[0].Value.(ast.Var); isVar && rr.clocks.Contains(head) {
+				rr.ok = false
+				return true
+			}
+			if path, _, isInput := rr.path(ast.NewTerm(v)); isInput {
+				if len(path) == 0 {
+					rr.ok = false // input[x]: any field
+					return true
+				}
+				rr.f.paths = append(rr.f.paths, path)
 			}
 			for _, part := range v[1:] {
 				vis.Walk(part)
 			}
-			return true
+			return true // the head is not a use of its own
 		case ast.Var:
-			if v.Equal(ast.InputRootDocument.Value) || objects.Contains(v) || clocks.Contains(v) {
-				ok = false
+			switch {
+			case v.Equal(ast.InputRootDocument.Value), rr.clocks.Contains(v):
+				rr.ok = false
+			default:
+				if base, bound := rr.inputs[v]; bound {
+					rr.f.paths = append(rr.f.paths, base)
+				}
 			}
 		case *ast.ArrayComprehension:
-			// The body's expressions are checked one by one, calls included;
-			// here only the term the comprehension collects.
+			// The body's expressions are walked one by one, calls
+			// included; here only the term the comprehension collects.
 			vis.Walk(v.Term)
 			return true
 		case *ast.SetComprehension:
@@ -204,30 +349,7 @@ func termReadsOnlyBudgets(t *ast.Term, objects, clocks ast.VarSet) bool {
 			vis.Walk(v.Value)
 			return true
 		}
-		return !ok
+		return !rr.ok
 	})
 	vis.Walk(t)
-	return ok
-}
-
-// withinBudgetFootprint: path (after input.object) starts with one of the
-// footprint paths, spelled with constant keys.
-func withinBudgetFootprint(path ast.Ref) bool {
-	for _, allowed := range budgetFootprint {
-		if len(path) < len(allowed) {
-			continue
-		}
-		match := true
-		for i, key := range allowed {
-			s, isString := path[i].Value.(ast.String)
-			if !isString || string(s) != key {
-				match = false
-				break
-			}
-		}
-		if match {
-			return true
-		}
-	}
-	return false
 }

@@ -174,17 +174,18 @@ spec: {template: "nor this"}
 }
 
 var (
-	budgetEnginesOnce              sync.Once
-	cachedBudgets, uncachedBudgets *Engine
+	memoEnginesOnce          sync.Once
+	memoized, evaluatedEvery *Engine
 )
 
-// FuzzBudgetRules checks the budget rules' cache: evaluated apart and
-// remembered by budgets and instant key, they find what they find evaluated
-// with every other rule each time, for any object, at instants on both
-// sides of week boundaries and of budget windows. The engines live across
-// inputs, so an entry one input left must never answer for another.
-func FuzzBudgetRules(f *testing.F) {
-	seeds, _ := filepath.Glob("testdata/rules/KG[234]*/*.yaml")
+// FuzzMemoizedRules checks the rule groups' memo: rules memoized by their
+// footprint find what they find evaluated with every other rule each time,
+// for any object of any kind, production or not, at instants on both sides
+// of week boundaries and of budget windows, at both enforcement points. The
+// engines live across inputs, so an entry one input left must never answer
+// for another.
+func FuzzMemoizedRules(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/rules/*/*.yaml")
 	for _, s := range seeds {
 		if data, err := os.ReadFile(s); err == nil {
 			f.Add(data, int64(0))
@@ -192,15 +193,16 @@ func FuzzBudgetRules(f *testing.F) {
 	}
 	f.Add([]byte("spec:\n  disruption:\n    budgets:\n      - {nodes: \"0\", schedule: \"0 0 30 2 *\", duration: 1h}\n      - {nodes: \"1\", schedule: \"@daily\", duration: 0m}\n"), int64(3600))
 	f.Add([]byte("spec:\n  disruption:\n    budgets:\n      - {nodes: \"0\", schedule: \"0 9 * * mon-fri\", duration: 8h, reasons: [Drifted]}\n"), int64(-86400*3))
+	f.Add([]byte("spec: {amiFamily: AL2, amiSelectorTerms: [{alias: al2023@latest}, {name: \"ami-*\"}, {tags: {a: b}}], template: {spec: {nodeClassRef: {group: karpenter.k8s.aws/v1, name: x}, kubelet: {}}}, nodeClassRef: {name: y}}\n"), int64(7))
 	f.Fuzz(func(t *testing.T, data []byte, shift int64) {
-		budgetEnginesOnce.Do(func() {
+		memoEnginesOnce.Do(func() {
 			var err error
 			opts := Options{Now: func() time.Time { return fixedNow }}
-			if cachedBudgets, err = New(context.Background(), opts); err != nil {
+			if memoized, err = New(context.Background(), opts); err != nil {
 				panic(err)
 			}
-			opts.evaluateBudgetRulesEveryTime = true
-			if uncachedBudgets, err = New(context.Background(), opts); err != nil {
+			opts.evaluateEveryRuleEveryTime = true
+			if evaluatedEvery, err = New(context.Background(), opts); err != nil {
 				panic(err)
 			}
 		})
@@ -215,21 +217,26 @@ func FuzzBudgetRules(f *testing.F) {
 			fixedNow.Add(time.Duration(shift%(400*24*3600)) * time.Second),
 		}
 		for _, o := range objects {
-			for _, api := range []string{"karpenter.sh/v1", "karpenter.sh/v1beta1"} {
-				o.Content["kind"], o.Content["apiVersion"] = "NodePool", api
-				for _, now := range instants {
-					for _, point := range config.EnforcementPoints {
-						req := Request{Object: o.Content, Point: point, Now: now}
-						got, err := cachedBudgets.Evaluate(context.Background(), req)
-						if err != nil {
-							t.Fatal(err)
+			for _, kind := range []string{"NodePool", "EC2NodeClass", "NodeClaim"} {
+				for _, api := range []string{"karpenter.sh/v1", "karpenter.k8s.aws/v1beta1"} {
+					o.Content["kind"], o.Content["apiVersion"] = kind, api
+					for i, now := range instants {
+						if i%2 == 1 {
+							o.Content["metadata"] = map[string]any{"name": "fuzz", "labels": map[string]any{"karpgate.io/environment": "production"}}
 						}
-						want, err := uncachedBudgets.Evaluate(context.Background(), req)
-						if err != nil {
-							t.Fatal(err)
-						}
-						if !reflect.DeepEqual(got, want) {
-							t.Fatalf("%s at %s (%s): cached budget rules give\n%v\nevaluated every time\n%v", api, now, point, summary(got.Findings), summary(want.Findings))
+						for _, point := range config.EnforcementPoints {
+							req := Request{Object: o.Content, Point: point, Now: now}
+							got, err := memoized.Evaluate(context.Background(), req)
+							if err != nil {
+								t.Fatal(err)
+							}
+							want, err := evaluatedEvery.Evaluate(context.Background(), req)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if !reflect.DeepEqual(got, want) {
+								t.Fatalf("%s %s at %s (%s): memoized rules give\n%v\nevaluated every time\n%v", api, kind, now, point, summary(got.Findings), summary(want.Findings))
+							}
 						}
 					}
 				}

@@ -59,7 +59,11 @@ node_class_ref_path := "spec.template.spec.nodeClassRef" if input.object.kind ==
 
 node_class_ref_path := "spec.nodeClassRef" if input.object.kind == "NodeClaim"
 
-node_class_ref := object.get(input.object, split(node_class_ref_path, "."), null)
+# Constant paths, not split(node_class_ref_path, "."): the engine memoizes
+# rules by the fields they read, which it can tell only from constant paths.
+node_class_ref := object.get(input.object, ["spec", "template", "spec", "nodeClassRef"], null) if input.object.kind == "NodePool"
+
+node_class_ref := object.get(input.object, ["spec", "nodeClassRef"], null) if input.object.kind == "NodeClaim"
 
 # The kubelet block a NodePool carried before v1: spec.template.spec.kubelet
 # on v1beta1, the compatibility annotation Karpenter's conversion wrote on
