@@ -138,21 +138,21 @@ func (c *budgetCache) entry(bctx rego.BuiltinContext, pool ast.Value) (*budgetEn
 
 // lookup returns the entry for a NodePool (as a Rego value), creating it.
 func (c *budgetCache) lookup(pool ast.Value) (*budgetEntry, error) {
-	fields, err := budgetFields(pool)
-	if err != nil {
-		return nil, err
+	if _, ok := pool.(ast.Object); !ok {
+		return nil, fmt.Errorf("want an object, got %s", ast.ValueName(pool))
 	}
-	return c.lookupKey(fields.String(), fields)
+	key := budgetFields.appendKey(make([]byte, 0, 256), pool)
+	return c.lookupKey(string(key), pool)
 }
 
-// lookupKey is lookup for fields already reduced and printed.
-func (c *budgetCache) lookupKey(key string, fields ast.Value) (*budgetEntry, error) {
+// lookupKey is lookup with the key made.
+func (c *budgetCache) lookupKey(key string, pool ast.Value) (*budgetEntry, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.entries[key]; ok {
 		return e, nil
 	}
-	e, err := newBudgetEntry(fields)
+	e, err := newBudgetEntry(budgetFields.reduce(pool))
 	if err != nil {
 		return nil, err
 	}
@@ -180,38 +180,11 @@ func newBudgetEntry(fields ast.Value) (*budgetEntry, error) {
 }
 
 // budgetFields is the part of a NodePool the budget package reads, and
-// all a budget rule may read (see footprint.go): apiVersion (v1beta1
+// all a budget rule may read of it (see footprint.go): apiVersion (v1beta1
 // budgets have no reasons), kind and spec.disruption.budgets, keeping
 // whatever stands in the way when spec or disruption is not an object,
 // because the package reports that.
-func budgetFields(v ast.Value) (ast.Value, error) {
-	obj, ok := v.(ast.Object)
-	if !ok {
-		return nil, fmt.Errorf("want an object, got %s", ast.ValueName(v))
-	}
-	out := keepPath(obj, "spec", "disruption", "budgets").(ast.Object)
-	for _, key := range []*ast.Term{ast.InternedTerm("apiVersion"), ast.InternedTerm("kind")} {
-		if t := obj.Get(key); t != nil {
-			out.Insert(key, t)
-		}
-	}
-	return out, nil
-}
-
-// keepPath returns v reduced to the one path; a value on the way that is
-// not an object is kept whole.
-func keepPath(v ast.Value, path ...string) ast.Value {
-	if len(path) == 0 {
-		return v
-	}
-	obj, ok := v.(ast.Object)
-	if !ok {
-		return v
-	}
-	key := ast.InternedTerm(path[0])
-	child := obj.Get(key)
-	if child == nil {
-		return ast.NewObject()
-	}
-	return ast.NewObject(ast.Item(key, ast.NewTerm(keepPath(child.Value, path[1:]...))))
-}
+var (
+	budgetFieldPaths = [][]string{{"apiVersion"}, {"kind"}, {"spec", "disruption", "budgets"}}
+	budgetFields     = newProjection(budgetFieldPaths, nil)
+)

@@ -34,14 +34,14 @@ const (
 	builtinAnalyze  = "karpgate.budgets.analyze"
 )
 
-// budgetPaths are what budgetFields keeps, under input.
-var budgetPaths = [][]string{{"object", "apiVersion"}, {"object", "kind"}, {"object", "spec", "disruption", "budgets"}}
-
-// all is every path the projection of the input must keep.
+// all is every path the projection of the input must keep: with budgets,
+// budgetFields under input.object.
 func (f footprint) all() [][]string {
 	out := slices.Clone(f.paths)
 	if f.budgets {
-		out = append(out, budgetPaths...)
+		for _, p := range budgetFieldPaths {
+			out = append(out, append([]string{"object"}, p...))
+		}
 	}
 	return out
 }

@@ -21,9 +21,9 @@ import (
 type ruleGroup struct {
 	id        string // "group1", ...: the group's selection in dispatch
 	footprint footprint
-	// keep is what the reduced input holds: the footprint, plus what the
-	// dispatch query itself reads.
-	keep, exists [][]string
+	// reduced is the input as the group's rules see it: the footprint,
+	// plus what the dispatch query itself reads.
+	reduced projection
 	// applies says, per enforcement point, which kinds it has rules for.
 	applies map[config.EnforcementPoint]map[string]bool
 }
@@ -62,8 +62,7 @@ func groupRules(c *ast.Compiler, catalog Catalog, cfg *config.Config) []*ruleGro
 		i := slices.IndexFunc(groups, func(g *ruleGroup) bool { return g.footprint.covers(cand.fp) })
 		if i < 0 {
 			g := &ruleGroup{id: "group" + strconv.Itoa(len(groups)+1), footprint: cand.fp, applies: map[config.EnforcementPoint]map[string]bool{}}
-			g.keep = dedupe(append(cand.fp.all(), []string{"enforcementPoint"}, []string{"object", "kind"}))
-			g.exists = cand.fp.exists
+			g.reduced = newProjection(dedupe(append(cand.fp.all(), []string{"enforcementPoint"}, []string{"object", "kind"})), cand.fp.exists)
 			groups = append(groups, g)
 			i = len(groups) - 1
 		}
@@ -118,75 +117,26 @@ func (c *violationCache) put(key string, vs []rawViolation) {
 // they found for an input that agrees with it on the group's footprint
 // (and, for budgets, on what karpgate.budgets.analyze makes of the instant).
 func (e *Engine) groupViolations(ctx context.Context, g *ruleGroup, query int, input ast.Object, object ast.Value, now time.Time, ref string) ([]rawViolation, error) {
-	reduced := reduce(input, g.keep, g.exists)
-	key := g.id + "\x00" + reduced.String()
+	key := g.reduced.appendKey(append(make([]byte, 0, 256), g.id...), input)
 	if g.footprint.budgets {
-		fields, err := budgetFields(object)
-		if err != nil {
-			return nil, err
-		}
-		entry, err := e.budgets.lookup(fields)
+		entry, err := e.budgets.lookup(object)
 		if err != nil {
 			return nil, err
 		}
 		instant, _ := entry.instant(now)
-		key += "\x00" + instant.String()
+		key = append(append(key, 2), instant.String()...)
 	}
-	if vs, ok := e.groupRuns.get(key); ok {
+	if vs, ok := e.groupRuns.get(string(key)); ok {
 		return vs, nil
 	}
-	vs, err := e.violations(ctx, e.queries.groups[query], reduced, now, ref)
+	vs, err := e.violations(ctx, e.queries.groups[query], g.reduced.reduce(input), now, ref)
 	if err != nil {
 		return nil, err
 	}
-	e.groupRuns.put(key, vs)
+	e.groupRuns.put(string(key), vs)
 	return vs, nil
 }
 
-// reduce keeps only the given paths of input (and whether the exists
-// paths are defined). A value on a path that is not an object is kept
-// whole, so rules see the same type errors.
-func reduce(input ast.Object, keep, exists [][]string) ast.Object {
-	out := ast.NewObject()
-	for _, p := range keep {
-		reduceInto(out, input, p, true)
-	}
-	for _, p := range exists {
-		reduceInto(out, input, p, false)
-	}
-	return out
-}
-
-func reduceInto(out, in ast.Object, path []string, whole bool) {
-	key := ast.InternedTerm(path[0])
-	v := in.Get(key)
-	if v == nil {
-		return
-	}
-	child, isObject := v.Value.(ast.Object)
-	if len(path) == 1 && (whole || !isObject) {
-		out.Insert(key, v)
-		return
-	}
-	if !isObject {
-		out.Insert(key, v)
-		return
-	}
-	var sub ast.Object
-	switch existing := out.Get(key); {
-	case existing == nil:
-		sub = ast.NewObject()
-		out.Insert(key, ast.NewTerm(sub))
-	case existing == v:
-		return // kept whole already: never write into the input
-	default:
-		sub = existing.Value.(ast.Object)
-	}
-	if len(path) > 1 {
-		reduceInto(sub, child, path[1:], whole)
-	}
-}
-
 func (g *ruleGroup) String() string {
-	return fmt.Sprintf("%s%v budgets=%v", g.id, g.keep, g.footprint.budgets)
+	return fmt.Sprintf("%s %v budgets=%v", g.id, g.reduced, g.footprint.budgets)
 }
