@@ -134,11 +134,15 @@ func (e *Engine) NewInventoryEntry(object map[string]any) (InventoryEntry, error
 type InventoryBuilder struct {
 	byKind      map[string]map[string]ast.Value
 	byNodeClass map[string][]string
+	// values holds one copy of each distinct reduced object: most objects
+	// of an input reduce alike ({"apiVersion": "karpenter.sh/v1"}), and
+	// sharing the copy is what keeps the index small.
+	values map[string]ast.Value
 }
 
 // NewInventoryBuilder starts an empty inventory.
 func NewInventoryBuilder() *InventoryBuilder {
-	return &InventoryBuilder{byKind: map[string]map[string]ast.Value{}, byNodeClass: map[string][]string{}}
+	return &InventoryBuilder{byKind: map[string]map[string]ast.Value{}, byNodeClass: map[string][]string{}, values: map[string]ast.Value{}}
 }
 
 // Add indexes an entry; when two objects share a kind and a name, the
@@ -155,7 +159,13 @@ func (b *InventoryBuilder) Add(entry InventoryEntry) {
 	if _, seen := names[entry.name]; seen {
 		return
 	}
-	names[entry.name] = entry.value
+	text := entry.value.String()
+	v, shared := b.values[text]
+	if !shared {
+		v = entry.value
+		b.values[text] = v
+	}
+	names[entry.name] = v
 	if entry.nodeClass != "" {
 		b.byNodeClass[entry.nodeClass] = append(b.byNodeClass[entry.nodeClass], entry.name)
 	}
