@@ -139,14 +139,14 @@ func readBody(r *http.Request, limit int64) ([]byte, int, error) {
 	}
 	defer r.Body.Close()
 	if r.ContentLength > limit {
-		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("request body of %d bytes is over the %d-byte limit (--limit-request-bytes)", r.ContentLength, limit)
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("request body of %d bytes is over the %d-byte limit (--max-request-bytes)", r.ContentLength, limit)
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	switch {
 	case err != nil:
 		return nil, http.StatusBadRequest, fmt.Errorf("reading the request body: %w", err)
 	case int64(len(body)) > limit:
-		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("request body is over the %d-byte limit (--limit-request-bytes)", limit)
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("request body is over the %d-byte limit (--max-request-bytes)", limit)
 	}
 	return body, 0, nil
 }
