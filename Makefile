@@ -85,6 +85,7 @@ $(GOLANGCI_LINT):
 	@mkdir -p $(dir $@)
 	@echo "building golangci-lint $(GOLANGCI_LINT_VERSION) from source"
 	CGO_ENABLED=0 GOBIN=$(dir $@) $(GO) install -trimpath -ldflags '-s -w -X main.version=$(GOLANGCI_LINT_VERSION)' github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
 peers: $(CONFTEST) $(KUBECONFORM) ## Build conftest and kubeconform from the Go module proxy (once; cached), for bench-peers.
 
 # Built by the build-only modules in hack/conftest and hack/kubeconform, whose
