@@ -45,6 +45,8 @@ type Options struct {
 	CertManager bool
 	// Config is karpgate.yaml, mounted from a ConfigMap.
 	Config string
+	// NetworkPolicy limits who reaches karpgate's ports.
+	NetworkPolicy NetworkPolicyOptions
 }
 
 // WebhookPolicy is what the API server does around one webhook call.
@@ -86,8 +88,9 @@ func Defaults() Options {
 		Validating:  webhookconfig.DefaultValidatingPolicy,
 		Mutating:    webhookconfig.DefaultMutatingPolicy,
 		Controller:  true,
-		CertManager: true,
-		Config:      DefaultConfig,
+		CertManager:   true,
+		Config:        DefaultConfig,
+		NetworkPolicy: NetworkPolicyOptions{Enabled: true, APIServerCIDRs: DefaultAPIServerCIDRs},
 	}
 }
 
