@@ -27,6 +27,8 @@ type Options struct {
 	// Now is the clock for time-dependent rules (budget windows); nil
 	// means time.Now. Tests and `lint --now` pin it.
 	Now func() time.Time
+	// Limits bound each evaluation; zero fields mean DefaultLimits.
+	Limits Limits
 }
 
 // Engine evaluates the compiled rule set. It is immutable after New and
@@ -42,6 +44,7 @@ type Engine struct {
 	// webhook evaluates right after it.
 	mutations rego.PreparedEvalQuery
 	now       func() time.Time
+	limits    Limits
 }
 
 // findingsQuery evaluates every enabled rule that applies to the object's
@@ -98,12 +101,15 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, catalog: set.catalog, byKey: map[string]Rule{}, query: query, mutations: mutations, now: opts.Now}
+	e := &Engine{cfg: cfg, catalog: set.catalog, byKey: map[string]Rule{}, query: query, mutations: mutations, now: opts.Now, limits: opts.Limits.withDefaults()}
 	if e.now == nil {
 		e.now = time.Now
 	}
 	for _, r := range set.catalog {
 		e.byKey[r.key] = r
+	}
+	if err := e.checkCost(ctx); err != nil {
+		return nil, err
 	}
 	return e, nil
 }
@@ -253,7 +259,7 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	if req.MutationsOnly {
 		query = e.mutations
 	}
-	rs, err := query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalTime(e.now()))
+	rs, err := e.eval(ctx, query, input)
 	if err != nil {
 		return nil, fmt.Errorf("evaluating %s: %w", objectRef(req.Object), err)
 	}
