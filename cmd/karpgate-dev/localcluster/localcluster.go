@@ -172,6 +172,18 @@ func (c *Cluster) write(path string) string {
 	return path
 }
 
+// StopServe stops karpgate serve, letting requests in flight finish, and
+// leaves the API server running with karpgate's webhooks and conversion
+// still registered: a karpgate outage as the cluster sees it.
+func (c *Cluster) StopServe() error {
+	if c.stopServe == nil {
+		return nil
+	}
+	err := c.stopServe()
+	c.stopServe = nil
+	return err
+}
+
 // Stop stops karpgate serve, then the control plane, and removes every
 // file Start wrote.
 func (c *Cluster) Stop() error {
