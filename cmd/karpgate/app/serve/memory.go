@@ -17,11 +17,13 @@ const (
 	// harder as the heap nears it, and the rest covers what the heap limit
 	// does not count precisely (stacks, fragmentation, the binary).
 	heapPercent = 85
-	// baseReserve is the heap karpgate holds with no request in flight:
-	// compiled policies, the disruption loop's trimmed caches for a few
-	// thousand nodes, client and TLS state. What is left of the heap limit
-	// is the budget requests share.
-	baseReserve = 96 << 20
+	// baseReserve is the heap karpgate needs besides request bodies: what
+	// it holds idle (compiled policies, the disruption loop's trimmed caches
+	// for a few thousand nodes, client and TLS state: about 60 MiB) and the
+	// policy evaluations running at once (twice GOMAXPROCS of them, each
+	// bounded by policies.Limits). What is left of the heap limit is the
+	// budget requests share.
+	baseReserve = 128 << 20
 )
 
 // memoryPlan is how serve divides the memory limit.

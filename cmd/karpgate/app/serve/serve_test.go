@@ -98,9 +98,9 @@ func TestMemoryPlan(t *testing.T) {
 		wantErr              string
 	}{
 		{"no limit: runtime untouched, default budget", 0, false, 0, 256 * mi, ""},
-		{"the default 512Mi", 512 * mi, false, 512 * mi * 85 / 100, 512*mi*85/100 - 96*mi, ""},
+		{"the default 512Mi", 512 * mi, false, 512 * mi * 85 / 100, 512*mi*85/100 - 128*mi, ""},
 		{"GOMEMLIMIT set by hand wins", 512 * mi, true, 0, -1, ""},
-		{"too small for a 32MiB conversion review", 256 * mi, false, 0, 0, "give the container at least 339MiB"},
+		{"too small for a 32MiB conversion review", 256 * mi, false, 0, 0, "give the container at least 377MiB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -86,7 +86,7 @@ func valuesFile(opts install.Options) ([]byte, error) {
 	root, err := mapping(
 		entry{key: "replicas", value: opts.Replicas, comment: "Pods serving the webhooks. Keep 2 or more: once Karpenter's CRDs convert through\nkarpgate, a karpgate outage is a Karpenter outage. With 2 or more a\nPodDisruptionBudget (minAvailable 1) keeps one through node drains."},
 		entry{key: "image", value: image},
-		entry{key: "resources", value: resources, comment: "Requests and limits of the karpgate container. karpgate sets GOMEMLIMIT to 85% of\nlimits.memory and shares what that leaves after its own needs among the requests\nin flight; below 339Mi it refuses to start, because one 32 MiB conversion review\nmust fit."},
+		entry{key: "resources", value: resources, comment: "Requests and limits of the karpgate container. karpgate sets GOMEMLIMIT to 85% of\nlimits.memory and shares what that leaves after its own needs among the requests\nin flight; below 377Mi it refuses to start, because one 32 MiB conversion review\nmust fit."},
 		entry{key: "affinity", value: affinity, comment: "The default keeps karpgate off nodes Karpenter launched (label " + karpenter.NodePoolLabel + "):\nkarpgate must keep running while Karpenter is down, and must not be disrupted by\nthe NodePools it guards."},
 		entry{key: "webhooks", value: webhooks},
 		entry{key: "environment", value: opts.Environment, comment: "When set, passed as --environment: the environment of every object karpgate\nchecks (\"production\", for example), winning over karpgate.yaml and object labels."},
