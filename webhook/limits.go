@@ -223,10 +223,10 @@ func (l *limiter) recoverPanic(w http.ResponseWriter, r *http.Request, path stri
 	writeStatus(w, http.StatusInternalServerError, fmt.Sprintf("karpgate %s: internal error while handling the request (the details are in karpgate's log)", path))
 }
 
-// readBody reads the whole body, at most max bytes, so that a handler never
-// sees a truncated review. Errors say what went wrong without the socket
-// addresses that net errors carry.
-func readBody(r *http.Request, max int64) ([]byte, int, error) {
+// readBody reads the whole body, at most limit bytes, so that a handler
+// never sees a truncated review. Errors say what went wrong without the
+// socket addresses that net errors carry.
+func readBody(r *http.Request, limit int64) ([]byte, int, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, 0, nil // the handler explains what it expected
 	}
@@ -240,15 +240,15 @@ func readBody(r *http.Request, max int64) ([]byte, int, error) {
 		body = make([]byte, r.ContentLength)
 		_, err = io.ReadFull(r.Body, body)
 	} else {
-		body, err = io.ReadAll(io.LimitReader(r.Body, max+1))
+		body, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
 	}
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return nil, http.StatusRequestTimeout, errors.New("the request body did not arrive within the request timeout (--request-timeout)")
 	case err != nil:
 		return nil, http.StatusBadRequest, errors.New("the request body ended before its declared length, or the connection failed while reading it")
-	case int64(len(body)) > max:
-		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("request body is over the %d-byte limit (--max-request-bytes)", max)
+	case int64(len(body)) > limit:
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("request body is over the %d-byte limit (--max-request-bytes)", limit)
 	}
 	return body, 0, nil
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/karpgate/karpgate/test/wait"
 )
 
 // stalledRequest posts a request that declares size bytes, sends sent of
@@ -71,7 +73,7 @@ func TestUnfinishedBodiesHoldAtMostTheMemoryBudget(t *testing.T) {
 		resp, abort := r.stalledRequest(t, "/big", size, 10)
 		holding, aborts = append(holding, resp), append(aborts, abort)
 	}
-	waitFor(t, "two stalled requests to reserve their memory", func() bool {
+	wait.For(t, "two stalled requests to reserve their memory", func() bool {
 		return testutil.ToFloat64(reservedBytes) == 2*size*4
 	})
 	// The budget is taken: more stalled clients are answered at once,
@@ -98,7 +100,7 @@ func TestUnfinishedBodiesHoldAtMostTheMemoryBudget(t *testing.T) {
 			t.Fatalf("an aborted body reached the handler")
 		}
 	}
-	waitFor(t, "the aborted requests to give their memory back", func() bool { return testutil.ToFloat64(reservedBytes) == 0 })
+	wait.For(t, "the aborted requests to give their memory back", func() bool { return testutil.ToFloat64(reservedBytes) == 0 })
 	if resp, body := r.post(t, "/big", strings.NewReader(strings.Repeat("y", size)), size); resp.StatusCode != http.StatusOK || len(body) != size {
 		t.Fatalf("a complete request after the stall got %d (%d bytes)", resp.StatusCode, len(body))
 	}

@@ -12,12 +12,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/karpgate/karpgate/internal/deploy"
+	"github.com/karpgate/karpgate/test/wait"
 )
 
 // attackWithUnfinishedBodies is the report that opened issue 13: ten
@@ -113,7 +113,7 @@ violation contains {"msg": "never"} if {
 	before := reloads("success")
 	write("bomb1", `n := to_number(object.get(input.object, ["metadata", "annotations", "example.com/n"], "1"))
 	count([[i, j] | some i in numbers.range(1, n); some j in numbers.range(1, n)]) < 0`)
-	waitUntilNil(t, "the object-dependent policy to load", time.Minute, func() error {
+	wait.ForNoError(t, "the object-dependent policy to load", func() error {
 		if reloads("success") <= before {
 			return fmt.Errorf("no new successful reload (%v failures)", reloads("failure"))
 		}
@@ -131,7 +131,7 @@ violation contains {"msg": "never"} if {
 
 	before = reloads("failure")
 	write("bomb2", `count(numbers.range(1, 1000000000)) < 0`)
-	waitUntilNil(t, "the boundless policy to be refused", time.Minute, func() error {
+	wait.ForNoError(t, "the boundless policy to be refused", func() error {
 		if reloads("failure") <= before {
 			return fmt.Errorf("no failed reload yet")
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/karpgate/karpgate/test/crdsource"
 	"github.com/karpgate/karpgate/test/localca"
 	"github.com/karpgate/karpgate/test/testenv"
+	"github.com/karpgate/karpgate/test/wait"
 )
 
 // TestLosingTheLeaseDrainsInsteadOfCutting runs `karpgate serve` with the
@@ -53,7 +54,7 @@ func TestLosingTheLeaseDrainsInsteadOfCutting(t *testing.T) {
 		"--shutdown-delay=1s", "--request-timeout=25s")
 	lease := &coordinationv1.Lease{}
 	key := client.ObjectKey{Namespace: "default", Name: deploy.LeaderElectionID}
-	waitUntilNil(t, "karpgate to hold the Lease", time.Minute, func() error {
+	wait.ForNoError(t, "karpgate to hold the Lease", func() error {
 		if err := env.Client.Get(context.Background(), key, lease); err != nil {
 			return err
 		}
@@ -81,7 +82,7 @@ func TestLosingTheLeaseDrainsInsteadOfCutting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitUntilNil(t, "readiness to fail once the Lease is lost", time.Minute, func() error {
+	wait.ForNoError(t, "readiness to fail once the Lease is lost", func() error {
 		if httpStatus(p.healthURL+"/readyz", http.StatusOK) == nil {
 			return errors.New("still ready")
 		}

@@ -28,6 +28,7 @@ import (
 	"github.com/karpgate/karpgate/test/crdsource"
 	"github.com/karpgate/karpgate/test/localca"
 	"github.com/karpgate/karpgate/test/testenv"
+	"github.com/karpgate/karpgate/test/wait"
 )
 
 var (
@@ -221,7 +222,7 @@ func TestLoadThroughTheAPIServer(t *testing.T) {
 	validated := func(p *serveProcess) float64 {
 		return p.metric(t, "karpgate_admission_requests_total", `webhook="validate"`)
 	}
-	waitUntilNil(t, "the API server to call A", time.Minute, func() error {
+	wait.ForNoError(t, "the API server to call A", func() error {
 		err := c.Create(context.Background(), mustObject(t, loadCases[0].object), client.DryRunAll)
 		if err == nil && validated(a) > 0 {
 			return nil
@@ -256,7 +257,7 @@ func TestLoadThroughTheAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []*serveProcess{a, b} {
-		waitUntilNil(t, p.name+" to serve the reissued certificate", time.Minute, servesCertificate(p.webhookURL, bundle.CAPEM, renewed.CertPEM))
+		wait.ForNoError(t, p.name+" to serve the reissued certificate", servesCertificate(p.webhookURL, bundle.CAPEM, renewed.CertPEM))
 	}
 
 	for i, when := range []time.Duration{8 * time.Second, 11 * time.Second} {
@@ -266,7 +267,7 @@ func TestLoadThroughTheAPIServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		for j, p := range []*serveProcess{a, b} {
-			waitUntilNil(t, fmt.Sprintf("%s to reload karpgate.yaml (%d)", p.name, i+1), time.Minute, func() error {
+			wait.ForNoError(t, fmt.Sprintf("%s to reload karpgate.yaml (%d)", p.name, i+1), func() error {
 				if got := p.metric(t, "karpgate_config_reload_total", `result="success"`); got <= before[j] {
 					return fmt.Errorf("%v successful reloads", got)
 				}
@@ -279,7 +280,7 @@ func TestLoadThroughTheAPIServer(t *testing.T) {
 	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	waitUntilNil(t, "A to fail readiness after SIGTERM", time.Minute, func() error {
+	wait.ForNoError(t, "A to fail readiness after SIGTERM", func() error {
 		if httpStatus(a.healthURL+"/readyz", 200) == nil {
 			return errors.New("still ready")
 		}
@@ -287,7 +288,7 @@ func TestLoadThroughTheAPIServer(t *testing.T) {
 	})
 	servedByBBefore := validated(b)
 	point(b) // what the Service does once A is not ready
-	waitUntilNil(t, "the API server to call B", time.Minute, func() error {
+	wait.ForNoError(t, "the API server to call B", func() error {
 		if validated(b) <= servedByBBefore {
 			return errors.New("B has answered nothing yet")
 		}

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/karpgate/karpgate/test/loopback"
+	"github.com/karpgate/karpgate/test/wait"
 )
 
 // serveProcess is `karpgate serve` run as its own process, the shipped
@@ -89,7 +89,7 @@ func startServeProcess(t *testing.T, name, bin, kubeconfig, certDir, configPath,
 			t.Logf("karpgate serve %s log:\n%s", p.name, p.log.String())
 		}
 	})
-	waitUntilNil(t, name+" to be ready", 2*time.Minute, func() error {
+	wait.ForNoError(t, name+" to be ready", func() error {
 		select {
 		case <-p.exited:
 			return fmt.Errorf("exited: %v", p.exitErr)
@@ -169,23 +169,4 @@ func (p *serveProcess) peakRSS(t *testing.T) int64 {
 	}
 	t.Fatal("no VmHWM in /proc status")
 	return 0
-}
-
-// waitUntilNil retries ok until it succeeds or the limit passes; the limit
-// only ends a test that would otherwise hang.
-func waitUntilNil(t *testing.T, what string, limit time.Duration, ok func() error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	for {
-		err := ok()
-		if err == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s: %v", what, err)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }

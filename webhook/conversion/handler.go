@@ -200,7 +200,7 @@ func (h *Handler) convertAll(ctx context.Context, req *apiextensionsv1.Conversio
 		}
 		obj, err := conversion.DecodeObject(raw.Raw)
 		if err != nil {
-			return nil, fmt.Errorf("objects[%d]: %v", i, err)
+			return nil, fmt.Errorf("objects[%d]: %w", i, err)
 		}
 		if gv, err := schema.ParseGroupVersion(stringField(obj, "apiVersion")); err != nil || gv.Group != desired.Group {
 			return nil, fmt.Errorf("objects[%d]: apiVersion %q cannot convert to %s", i, stringField(obj, "apiVersion"), req.DesiredAPIVersion)
@@ -210,11 +210,11 @@ func (h *Handler) convertAll(ctx context.Context, req *apiextensionsv1.Conversio
 			return nil, err
 		}
 		if err := conversion.CheckMetadata(obj, out); err != nil {
-			return nil, fmt.Errorf("objects[%d]: refusing the conversion: %v", i, err)
+			return nil, fmt.Errorf("objects[%d]: refusing the conversion: %w", i, err)
 		}
 		data, err := json.Marshal(out)
 		if err != nil {
-			return nil, fmt.Errorf("objects[%d]: encoding: %v", i, err)
+			return nil, fmt.Errorf("objects[%d]: encoding: %w", i, err)
 		}
 		converted = append(converted, runtime.RawExtension{Raw: data})
 		req.Objects[i].Raw = nil // converted: the original can go

@@ -17,6 +17,8 @@ type drainer struct {
 	draining atomic.Bool
 	once     sync.Once
 	start    chan struct{}
+	// timer is time.After; tests replace it to end the delay themselves.
+	timer func(time.Duration) <-chan time.Time
 }
 
 // after returns the context the webhooks run on: it ends delay after the
@@ -31,7 +33,11 @@ func (d *drainer) after(ctx context.Context, delay time.Duration) context.Contex
 		}
 		d.draining.Store(true)
 		if delay > 0 {
-			time.Sleep(delay) // the point of the drain: keep serving this long
+			timer := d.timer
+			if timer == nil {
+				timer = time.After
+			}
+			<-timer(delay) // the point of the drain: keep serving this long
 		}
 		cancel()
 	}()

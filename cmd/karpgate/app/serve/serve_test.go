@@ -139,12 +139,15 @@ func TestStatusWithoutTheLoop(t *testing.T) {
 func TestDrainingFailsReadinessBeforeTheManagerStops(t *testing.T) {
 	for _, trigger := range []string{"signal", "lost lease"} {
 		t.Run(trigger, func(t *testing.T) {
+			delayStarted := make(chan time.Duration, 1)
+			delayOver := make(chan time.Time)
+			d := &drainer{timer: func(delay time.Duration) <-chan time.Time {
+				delayStarted <- delay
+				return delayOver
+			}}
 			parent, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			// A delay no test run outlasts: while it runs, the manager's
-			// context must still be alive.
-			d := &drainer{}
-			run := d.after(parent, time.Hour)
+			run := d.after(parent, 300*time.Millisecond)
 			if err := d.checker(nil); err != nil {
 				t.Fatalf("ready before shutdown: %v", err)
 			}
@@ -154,24 +157,19 @@ func TestDrainingFailsReadinessBeforeTheManagerStops(t *testing.T) {
 				d.begin()
 				d.begin() // twice is harmless
 			}
-			waitUntil(t, "readiness to fail", func() bool { return d.checker(nil) != nil })
-			if run.Err() != nil {
-				t.Fatalf("the manager's context ended during the delay: %v", run.Err())
+			if got := <-delayStarted; got != 300*time.Millisecond {
+				t.Fatalf("the drain waits %v, want the configured 300ms", got)
 			}
+			if err := d.checker(nil); err == nil || run.Err() != nil {
+				t.Fatalf("during the delay: readiness %v, manager context %v; want not ready and still running", err, run.Err())
+			}
+			close(delayOver)
+			<-run.Done() // the delay is over: the manager's context ends
 			// Without a delay the context ends as soon as the drain starts.
 			quick := &drainer{}
 			quickRun := quick.after(context.Background(), 0)
 			quick.begin()
 			<-quickRun.Done()
 		})
-	}
-}
-
-func waitUntil(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
 	}
 }
