@@ -82,7 +82,7 @@ func TestConcurrentEditsAreNeverOverwritten(t *testing.T) {
 		t.Fatalf("%d patches, want 2: the first must have been refused with a conflict", n)
 	}
 	want := `[{"nodes":"10%"},{"nodes":"3"},{"nodes":"0","reasons":["Drifted"]}]`
-	if got := budgets(t, env, ctx); got != want {
+	if got := budgets(ctx, t, env); got != want {
 		t.Fatalf("budgets after the hold %s, want %s (the user's edit and the hold)", got, want)
 	}
 	if m.Index != 2 {
@@ -94,12 +94,12 @@ func TestConcurrentEditsAreNeverOverwritten(t *testing.T) {
 	if err != nil || patches.Load() != 2 {
 		t.Fatalf("Release: %v %v after %d patches", outcome, err, patches.Load())
 	}
-	if got, want := budgets(t, env, ctx), `[{"nodes":"10%"},{"nodes":"3"},{"nodes":"4"}]`; got != want {
+	if got, want := budgets(ctx, t, env), `[{"nodes":"10%"},{"nodes":"3"},{"nodes":"4"}]`; got != want {
 		t.Fatalf("budgets after the release %s, want %s", got, want)
 	}
 }
 
-func budgets(t *testing.T, env *testenv.Env, ctx context.Context) string {
+func budgets(ctx context.Context, t *testing.T, env *testenv.Env) string {
 	t.Helper()
 	live := &unstructured.Unstructured{}
 	live.SetAPIVersion("karpenter.sh/v1")

@@ -227,7 +227,7 @@ func TestLoadThroughTheAPIServer(t *testing.T) {
 		if err == nil && validated(a) > 0 {
 			return nil
 		}
-		return fmt.Errorf("A has answered %v validations (%v)", validated(a), err)
+		return fmt.Errorf("A has answered %v validations (%w)", validated(a), err)
 	})
 
 	// The events happen while the load runs, each as soon as the previous

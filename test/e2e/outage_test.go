@@ -33,7 +33,9 @@ func TestKarpgateOutageNeverBlocksKarpenter(t *testing.T) {
 			`{"metadata":{"finalizers":["karpenter.k8s.aws/termination"]}}`},
 	} {
 		t.Run("karpgate down: "+tt.what+" is written", func(t *testing.T) {
-			env.MustKubectl(nil, "patch", tt.resource, "--type=merge", "-p", tt.patch)
+			if res := env.Kubectl(nil, "patch", tt.resource, "--type=merge", "-p", tt.patch); res.ExitCode != 0 {
+				t.Fatalf("exit %d: %s", res.ExitCode, res.Stderr)
+			}
 		})
 	}
 

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/karpgate/karpgate/test/loopback"
 	"github.com/karpgate/karpgate/test/wait"
@@ -92,7 +91,7 @@ func startServeProcess(t *testing.T, name, bin, kubeconfig, certDir, configPath,
 	wait.ForNoError(t, name+" to be ready", func() error {
 		select {
 		case <-p.exited:
-			return fmt.Errorf("exited: %v", p.exitErr)
+			return fmt.Errorf("exited: %w", p.exitErr)
 		default:
 		}
 		return httpStatus(p.healthURL+"/readyz", http.StatusOK)

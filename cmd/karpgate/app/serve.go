@@ -42,12 +42,12 @@ are reloaded too, and a version that does not compile is rejected while the
 last good one stays in use. /healthz and /readyz answer plain HTTP on
 --health-addr. /metrics and /status answer on --metrics-addr over HTTPS with
 the serving certificate, and only to callers the API server authenticates and
-authorizes for get on the path (ClusterRole `+deploy.MetricsReaderClusterRole+`);
+authorizes for get on the path (ClusterRole ` + deploy.MetricsReaderClusterRole + `);
 --metrics-secure=false serves them as plain HTTP on loopback instead.
 
 Requests take a slot (--max-concurrent-requests) and reserve memory before
 their body is read; the memory budget and the Go heap limit come from
---memory-limit (the Deployment passes the container's limit in $`+deploy.MemoryLimitEnv+`).
+--memory-limit (the Deployment passes the container's limit in $` + deploy.MemoryLimitEnv + `).
 
 The disruption loop (--controller) runs on the elected leader only, in a
 manager of its own; every replica serves the webhooks. A replica that loses

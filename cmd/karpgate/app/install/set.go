@@ -8,8 +8,8 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -41,10 +41,10 @@ type Set struct {
 	PodDisruptionBudget *policyv1.PodDisruptionBudget
 	// NetworkPolicy is set only with Options.NetworkPolicy.Enabled.
 	NetworkPolicy *networkingv1.NetworkPolicy
-	Validating          *admissionregistrationv1.ValidatingWebhookConfiguration
-	Mutating            *admissionregistrationv1.MutatingWebhookConfiguration
-	Issuers             []*cmv1.Issuer
-	Certificates        []*cmv1.Certificate
+	Validating    *admissionregistrationv1.ValidatingWebhookConfiguration
+	Mutating      *admissionregistrationv1.MutatingWebhookConfiguration
+	Issuers       []*cmv1.Issuer
+	Certificates  []*cmv1.Certificate
 }
 
 // Build makes every object of an install with the given options.
