@@ -68,7 +68,7 @@ func Run(ctx context.Context, opts Options) error {
 		},
 		ShutdownTimeout: shutdownTimeout(opts),
 		Log:             log.WithName("webhook"),
-		Routes:          routes(engines, conversionwebhook.ClientNodePools{Reader: mgr.GetAPIReader()}, log),
+		Routes:          routes(engines, conversionwebhook.ClientNodePools{Reader: mgr.GetAPIReader(), Log: log.WithName("conversion")}, log),
 	})
 	if err != nil {
 		return err
