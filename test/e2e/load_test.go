@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/webhookconfig"
 	"github.com/karpgate/karpgate/test/crdsource"
 	"github.com/karpgate/karpgate/test/localca"
@@ -185,8 +186,12 @@ func TestLoadThroughTheAPIServer(t *testing.T) {
 		}
 	}
 	// As in a pod with the default 512Mi limit; the loop is off (leader
-	// election has its own test).
-	common := []string{"--controller=false", "--memory-limit=512Mi", "--request-timeout=8s"}
+	// election has its own test). The webhooks get the API server's longest
+	// timeout, and karpgate four fifths of it, so that a machine busy with
+	// other work slows the load down without failing it: what must not
+	// fail a request here is the rotation, the reloads and the SIGTERM.
+	common := []string{"--controller=false", "--memory-limit=512Mi", fmt.Sprintf("--request-timeout=%v", deploy.RequestTimeoutFor(deploy.MaxWebhookTimeoutSeconds))}
+	policy := webhookconfig.Policy{FailurePolicy: webhookconfig.DefaultValidatingPolicy.FailurePolicy, TimeoutSeconds: deploy.MaxWebhookTimeoutSeconds}
 	a := startServeProcess(t, "A", bin, env.KubeconfigPath, certDir, configPath, policyDir, append(common, "--shutdown-delay=10s")...)
 	b := startServeProcess(t, "B", bin, env.KubeconfigPath, certDir, configPath, policyDir, append(common, "--shutdown-delay=1s")...)
 
@@ -202,7 +207,9 @@ func TestLoadThroughTheAPIServer(t *testing.T) {
 	}
 	point := func(p *serveProcess) {
 		e := webhookconfig.URLEndpoint(p.webhookURL, bundle.CAPEM)
-		for _, obj := range []client.Object{webhookconfig.Validating(e, webhookconfig.DefaultValidatingPolicy), webhookconfig.Mutating(e, webhookconfig.DefaultMutatingPolicy)} {
+		mutating := policy
+		mutating.FailurePolicy = webhookconfig.DefaultMutatingPolicy.FailurePolicy
+		for _, obj := range []client.Object{webhookconfig.Validating(e, policy), webhookconfig.Mutating(e, mutating)} {
 			if err := c.Create(context.Background(), obj); apierrors.IsAlreadyExists(err) {
 				live := obj.DeepCopyObject().(client.Object)
 				if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), live); err != nil {
