@@ -45,6 +45,8 @@ type Options struct {
 	CertManager bool
 	// Config is karpgate.yaml, mounted from a ConfigMap.
 	Config string
+	// NetworkPolicy limits who reaches karpgate's ports.
+	NetworkPolicy NetworkPolicyOptions
 }
 
 // WebhookPolicy is what the API server does around one webhook call.
@@ -82,12 +84,13 @@ func Defaults() Options {
 				corev1.ResourceMemory: resource.MustParse("512Mi"),
 			},
 		},
-		Affinity:    OffKarpenterNodes(),
-		Validating:  webhookconfig.DefaultValidatingPolicy,
-		Mutating:    webhookconfig.DefaultMutatingPolicy,
-		Controller:  true,
-		CertManager: true,
-		Config:      DefaultConfig,
+		Affinity:      OffKarpenterNodes(),
+		Validating:    webhookconfig.DefaultValidatingPolicy,
+		Mutating:      webhookconfig.DefaultMutatingPolicy,
+		Controller:    true,
+		CertManager:   true,
+		Config:        DefaultConfig,
+		NetworkPolicy: NetworkPolicyOptions{Enabled: true, APIServerCIDRs: DefaultAPIServerCIDRs},
 	}
 }
 
