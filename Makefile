@@ -9,6 +9,10 @@ GO          ?= go
 K8S_VERSION := v1.36.3
 ASSETS      := $(CURDIR)/bin/k8s/$(K8S_VERSION)
 TOOLS       := $(ASSETS)/kube-apiserver $(ASSETS)/etcd $(ASSETS)/kubectl
+# etcdctl lets tests read etcd itself (which version an object is stored at);
+# same module pins as the etcd server in hack/k8s.
+ETCDCTL_VERSION := v3.6.8
+ETCDCTL     := $(CURDIR)/bin/etcdctl/$(ETCDCTL_VERSION)/etcdctl
 HELM_VERSION := v3.22.0
 HELM        := $(CURDIR)/bin/helm/$(HELM_VERSION)/helm
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -29,8 +33,10 @@ TEST_FLAGS  ?=
 export KUBEBUILDER_ASSETS := $(ASSETS)
 # The install tests render the Helm chart with this helm.
 export KARPGATE_HELM := $(HELM)
+# The storage migration tests read etcd with this etcdctl.
+export KARPGATE_ETCDCTL := $(ETCDCTL)
 
-.PHONY: build tools helm manifests test unit e2e lint bench load fuzz run clean help
+.PHONY: build tools etcdctl helm manifests test unit e2e lint bench load fuzz run clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -59,6 +65,13 @@ $(ASSETS)/etcd:
 	@echo "building etcd from source"
 	cd hack/k8s && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ go.etcd.io/etcd/server/v3
 
+etcdctl: $(ETCDCTL) ## Build etcdctl from source (once; cached), for the storage migration tests.
+
+$(ETCDCTL):
+	@mkdir -p $(dir $@)
+	@echo "building etcdctl $(ETCDCTL_VERSION) from source"
+	cd hack/k8s && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ go.etcd.io/etcd/etcdctl/v3
+
 helm: $(HELM) ## Build helm from the Go module proxy (once; cached), for the chart tests.
 
 $(HELM):
@@ -71,13 +84,13 @@ manifests: ## Regenerate manifests/ (kustomize base, cert-manager overlay, Helm 
 
 # build is a prerequisite so that the command the Dockerfile runs is the one
 # CI runs (test/e2e/dockerfile_test.go keeps them identical).
-test: lint tools helm build ## Lint, build, then every test: unit, fuzz seeds, e2e against a real API server.
+test: lint tools etcdctl helm build ## Lint, build, then every test: unit, fuzz seeds, e2e against a real API server.
 	$(GO) test -count=1 -timeout 30m $(TEST_FLAGS) ./...
 
 unit: ## Only the tests that need no API server.
 	$(GO) test -count=1 $(TEST_FLAGS) $$($(GO) list ./... | grep -v /test/e2e)
 
-e2e: tools helm ## Only the end-to-end tests.
+e2e: tools etcdctl helm ## Only the end-to-end tests.
 	$(GO) test -count=1 -timeout 30m $(TEST_FLAGS) ./test/...
 
 lint: ## go vet and gofmt.
