@@ -69,10 +69,3 @@ func (p inputNodePools) ExpireAfter(_ context.Context, name string) (string, boo
 	v, ok := p[name]
 	return v, ok, nil
 }
-
-// setNested sets a field whose parents are maps already: the object was just
-// converted, or its parents were read as maps. SetNestedField fails only
-// when a parent is not a map.
-func setNested(obj map[string]any, value any, path ...string) {
-	_ = unstructured.SetNestedField(obj, value, path...)
-}

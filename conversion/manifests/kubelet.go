@@ -10,6 +10,7 @@ import (
 	"github.com/karpgate/karpgate/conversion"
 	"github.com/karpgate/karpgate/conversion/kubeletplan"
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/internal/manifest"
 )
 
 // kubeletPath is where a v1beta1 NodePool kept its kubelet block.
@@ -19,7 +20,7 @@ const kubeletPath = "spec.template.spec.kubelet"
 // as kubeletplan decides: NodePools sharing an EC2NodeClass with different
 // blocks split it into copies named <EC2NodeClass>-<first NodePool>, and
 // those NodePools are repointed.
-func (r *Result) placeKubelets(objects []*object) {
+func (r *Result) placeKubelets(objects []*object) error {
 	classes := map[string]*object{}
 	pools := map[string][]*object{}
 	var known []kubeletplan.Class
@@ -43,8 +44,11 @@ func (r *Result) placeKubelets(objects []*object) {
 		}
 	}
 	for _, plan := range kubeletplan.Plan(inputs, known) {
-		r.apply(plan, classes[plan.Class], pools)
+		if err := r.apply(plan, classes[plan.Class], pools); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // poolOf reads a NodePool's own kubelet and EC2NodeClass; ok is false when
@@ -76,37 +80,53 @@ func (r *Result) poolOf(o *object) (kubeletplan.Pool, bool) {
 }
 
 // apply carries out the plan for one EC2NodeClass on the objects.
-func (r *Result) apply(plan kubeletplan.ClassPlan, class *object, pools map[string][]*object) {
-	each := func(names []string, do func(*object)) {
+func (r *Result) apply(plan kubeletplan.ClassPlan, class *object, pools map[string][]*object) error {
+	each := func(names []string, do func(*object) error) error {
 		for _, n := range names {
 			for _, o := range pools[n] {
-				do(o)
+				if err := do(o); err != nil {
+					return err
+				}
 			}
 		}
+		return nil
 	}
 	if plan.Missing {
-		each(plan.Stay, func(o *object) {
+		return each(plan.Stay, func(o *object) error {
 			keepInAnnotation(o)
 			r.note(o, "", fmt.Sprintf("kubelet stays in annotation %s: EC2NodeClass %s is not among the inputs; convert them together to move it into its spec.kubelet", karpenter.KubeletCompatibilityAnnotation, plan.Class))
+			return nil
 		})
-		return
 	}
 	if plan.SetKubelet != nil {
-		setNested(class.editable(), runtime.DeepCopyJSON(plan.SetKubelet), "spec", "kubelet")
+		if err := setNested(class, class.editable(), runtime.DeepCopyJSON(plan.SetKubelet), "spec", "kubelet"); err != nil {
+			return err
+		}
 		class.borrow("spec.kubelet", pools[plan.SetFrom][0])
 		class.message("spec.kubelet", "set spec.kubelet from NodePool "+strings.Join(plan.Keepers, ", "))
 		r.note(class, "", "spec.kubelet is new: NodePools outside these inputs that use this EC2NodeClass run with it too, and their nodes will drift")
 	}
-	each(plan.Move, func(o *object) { r.moveKubelet(o, plan.Class) })
+	if err := each(plan.Move, func(o *object) error { r.moveKubelet(o, plan.Class); return nil }); err != nil {
+		return err
+	}
 	for _, c := range plan.Copies {
-		r.splitCopy(class, c, pools[c.From][0])
-		each(c.Pools, func(o *object) {
-			setNested(o.editable(), c.Name, "spec", "template", "spec", "nodeClassRef", "name")
+		if err := r.splitCopy(class, c, pools[c.From][0]); err != nil {
+			return err
+		}
+		err := each(c.Pools, func(o *object) error {
+			if err := setNested(o, o.editable(), c.Name, "spec", "template", "spec", "nodeClassRef", "name"); err != nil {
+				return err
+			}
 			o.message("spec.template.spec.nodeClassRef.name", fmt.Sprintf("nodeClassRef.name: %s -> %s (a copy of %s with this NodePool's kubelet)", plan.Class, c.Name, plan.Class))
 			r.moveKubelet(o, c.Name)
 			r.Drifts = append(r.Drifts, Drift{NodePool: o.name(), Reason: fmt.Sprintf("nodeClassRef now names EC2NodeClass %s, split from %s because the NodePools using it have different kubelet blocks", c.Name, plan.Class)})
+			return nil
 		})
+		if err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // moveKubelet drops a NodePool's kubelet annotation once its EC2NodeClass
@@ -129,18 +149,34 @@ func keepInAnnotation(o *object) {
 
 // splitCopy adds the copy c of class as a new document after class's; from
 // is the NodePool whose kubelet block it holds.
-func (r *Result) splitCopy(class *object, c kubeletplan.Copy, from *object) {
+func (r *Result) splitCopy(class *object, c kubeletplan.Copy, from *object) error {
 	o := &object{doc: class.doc, kind: class.kind, version: karpenter.V1, copyOf: class, owned: true, before: class.after}
 	o.after = runtime.DeepCopyJSON(class.after)
-	setNested(o.after, c.Name, "metadata", "name")
+	if err := setNested(class, o.after, c.Name, "metadata", "name"); err != nil {
+		return err
+	}
 	for _, server := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink"} {
 		unstructured.RemoveNestedField(o.after, "metadata", server)
 	}
 	delete(o.after, "status")
-	setNested(o.after, runtime.DeepCopyJSON(c.Kubelet), "spec", "kubelet")
+	if err := setNested(class, o.after, runtime.DeepCopyJSON(c.Kubelet), "spec", "kubelet"); err != nil {
+		return err
+	}
 	o.borrow("spec.kubelet", from)
 	o.message("", fmt.Sprintf("new: a copy of EC2NodeClass/%s with the kubelet of NodePool %s", class.name(), strings.Join(c.Pools, ", ")))
 	class.doc.inserts = append(class.doc.inserts, o)
+	return nil
+}
+
+// setNested sets a nested field of content, an edited copy of o. It fails
+// when a field on the way is not an object (a hand-written `spec: []`,
+// say): the kubelet would otherwise leave its NodePool and land nowhere.
+func setNested(o *object, content map[string]any, value any, path ...string) error {
+	if err := unstructured.SetNestedField(content, value, path...); err != nil {
+		return fmt.Errorf("%s:%d: %s %s: cannot set %s: %w; fix the object's shape and convert again",
+			manifest.DisplayName(o.src.Source), o.src.Node.Line, o.kind.Kind, o.name(), strings.Join(path, "."), err)
+	}
+	return nil
 }
 
 // borrow makes the added field at path reuse the kubelet block as written in

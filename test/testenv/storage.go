@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/test/wait"
 )
 
 // probeSpecs are the specs of minimal valid objects of each kind at each version,
@@ -30,8 +30,7 @@ var probeSpecs = map[string]map[string]any{
 // asynchronously. status.storedVersions gains the version, as in a cluster.
 func (e *Env) SetStorageVersion(kind karpenter.Kind, version string) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := context.Background()
 	crd := &unstructured.Unstructured{}
 	crd.SetAPIVersion("apiextensions.k8s.io/v1")
 	crd.SetKind("CustomResourceDefinition")
@@ -49,24 +48,26 @@ func (e *Env) SetStorageVersion(kind karpenter.Kind, version string) {
 		e.t.Fatalf("making %s the storage version of %s: %v", version, kind.CRDName(), err)
 	}
 	want := kind.Group + "/" + version
-	for i := 0; ; i++ {
+	probes := 0
+	err := wait.Poll(wait.Patience, func() error {
 		probe := &unstructured.Unstructured{Object: map[string]any{"spec": probeSpecs[kind.Kind]}}
 		probe.SetAPIVersion(kind.Group + "/" + karpenter.V1Beta1)
 		probe.SetKind(kind.Kind)
-		probe.SetName(fmt.Sprintf("storage-probe-%d", i))
+		probe.SetName(fmt.Sprintf("storage-probe-%d", probes))
+		probes++
 		if err := e.Client.Create(ctx, probe); err != nil {
-			e.t.Fatalf("creating a %s probe: %v", kind.Kind, err)
+			return fmt.Errorf("creating a %s probe: %w", kind.Kind, err)
 		}
 		got, _ := e.StoredAPIVersion(kind.Group, kind.Resource, probe.GetName())
 		if err := e.Client.Delete(ctx, probe); err != nil {
-			e.t.Fatalf("deleting the %s probe: %v", kind.Kind, err)
+			return fmt.Errorf("deleting the %s probe: %w", kind.Kind, err)
 		}
-		if got == want {
-			return
+		if got != want {
+			return fmt.Errorf("the API server still stores %s at %s, not %s", kind.Kind, got, want)
 		}
-		if ctx.Err() != nil {
-			e.t.Fatalf("the API server still stores %s at %s, not %s", kind.Kind, got, want)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		e.t.Fatal(err)
 	}
 }
