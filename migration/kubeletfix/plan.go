@@ -3,6 +3,7 @@ package kubeletfix
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -24,6 +25,9 @@ type Plan struct {
 	// Pools and Classes by name, as read.
 	Pools       map[string]snapshot.Object
 	ClassByName map[string]snapshot.Object
+	// Beta names the NodePools read as v1beta1 (files only: a cluster is
+	// read at v1), whose block is still spec.template.spec.kubelet.
+	Beta map[string]bool
 }
 
 // Unplaced is a NodePool whose block has no EC2NodeClass to go to.
@@ -34,7 +38,7 @@ type Unplaced struct {
 
 // PlanFor plans the move for the v1 NodePools and EC2NodeClasses of s.
 func PlanFor(s *snapshot.Snapshot) Plan {
-	p := Plan{NodeClaims: map[string]int{}, Pools: map[string]snapshot.Object{}, ClassByName: map[string]snapshot.Object{}}
+	p := Plan{NodeClaims: map[string]int{}, Pools: map[string]snapshot.Object{}, ClassByName: map[string]snapshot.Object{}, Beta: map[string]bool{}}
 	var classes []kubeletplan.Class
 	for _, c := range s.EC2NodeClasses() {
 		if version(c) != karpenter.V1 {
@@ -53,11 +57,12 @@ func PlanFor(s *snapshot.Snapshot) Plan {
 	}
 	var pools []kubeletplan.Pool
 	for _, o := range s.NodePools() {
-		if version(o) != karpenter.V1 {
-			continue
-		}
 		p.Pools[o.Name()] = o
 		pool, reason, ok := poolOf(o)
+		if version(o) == karpenter.V1Beta1 {
+			p.Beta[o.Name()] = true
+			pool, reason, ok = betaPoolOf(o)
+		}
 		switch {
 		case reason != "":
 			p.Unplaced = append(p.Unplaced, Unplaced{Pool: o, Reason: reason})
@@ -101,6 +106,28 @@ func poolOf(o snapshot.Object) (pool kubeletplan.Pool, reason string, ok bool) {
 	return pool, "", true
 }
 
+// betaPoolOf reads a v1beta1 NodePool (in files) as a plan input: its
+// reference names an EC2NodeClass when kind and the apiVersion's group are
+// empty or Karpenter's defaults, as Karpenter's conversion reads them; its
+// block is spec.template.spec.kubelet. It matters even without a block: it
+// runs with its EC2NodeClass's kubelet, which a move must not change.
+func betaPoolOf(o snapshot.Object) (pool kubeletplan.Pool, reason string, ok bool) {
+	spec, _, _ := unstructured.NestedMap(o.Content, "spec", "template", "spec")
+	ref, _ := spec["nodeClassRef"].(map[string]any)
+	kind, _ := ref["kind"].(string)
+	apiVersion, _ := ref["apiVersion"].(string)
+	class, _ := ref["name"].(string)
+	group, _, _ := strings.Cut(apiVersion, "/")
+	kubelet, hasKubelet := spec["kubelet"].(map[string]any)
+	if kind != "" && kind != karpenter.DefaultNodeClassKind || group != "" && group != karpenter.DefaultNodeClassGroup || class == "" {
+		if hasKubelet {
+			return pool, fmt.Sprintf("its nodeClassRef names %s %q in group %q, not an EC2NodeClass", orEmpty(kind), class, group), false
+		}
+		return pool, "", false
+	}
+	return kubeletplan.Pool{Name: o.Name(), Class: class, Kubelet: kubelet}, "", true
+}
+
 func orEmpty(s string) string {
 	if s == "" {
 		return "a kind"
@@ -119,8 +146,23 @@ type Step struct {
 	Replaces int
 }
 
+func nodeClaims(n int) string {
+	if n == 1 {
+		return "1 NodeClaim"
+	}
+	return fmt.Sprintf("%d NodeClaims", n)
+}
+
 func (s Step) String() string {
 	return fmt.Sprintf("%s: %s. Drift: %s", s.Object, s.Change, s.Drift)
+}
+
+// blockGoes says how a NodePool's own block leaves it.
+func (p Plan) blockGoes(pool string) string {
+	if p.Beta[pool] {
+		return "spec.template.spec.kubelet goes (karpgate convert moves it)"
+	}
+	return "annotation " + karpenter.KubeletCompatibilityAnnotation + " removed"
 }
 
 // Steps lists, in the order Apply makes them, the changes of a plan.
@@ -149,8 +191,8 @@ func (p Plan) Steps() []Step {
 				n := p.NodeClaims[name]
 				steps = append(steps, Step{
 					Object:   "NodePool/" + name,
-					Change:   fmt.Sprintf("nodeClassRef.name %s -> %s, annotation %s removed", c.Class, cp.Name, karpenter.KubeletCompatibilityAnnotation),
-					Drift:    fmt.Sprintf("every node of NodePool %s (%d NodeClaims now) is replaced: nodeClassRef is part of the NodePool's template hash (NodePoolDrifted), the price of a kubelet block its EC2NodeClass's other NodePools do not share", name, n),
+					Change:   fmt.Sprintf("nodeClassRef.name %s -> %s, %s", c.Class, cp.Name, p.blockGoes(name)),
+					Drift:    fmt.Sprintf("every node of NodePool %s (%s now) is replaced: nodeClassRef is part of the NodePool's template hash (NodePoolDrifted), the price of a kubelet block its EC2NodeClass's other NodePools do not share", name, nodeClaims(n)),
 					Replaces: n,
 				})
 			}
@@ -158,7 +200,7 @@ func (p Plan) Steps() []Step {
 		for _, name := range c.Move {
 			steps = append(steps, Step{
 				Object: "NodePool/" + name,
-				Change: fmt.Sprintf("annotation %s removed", karpenter.KubeletCompatibilityAnnotation),
+				Change: p.blockGoes(name),
 				Drift:  fmt.Sprintf("none: EC2NodeClass/%s holds the same kubelet block, so the kubelet Karpenter hashes is unchanged", c.Class),
 			})
 		}

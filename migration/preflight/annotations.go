@@ -82,7 +82,7 @@ func checkCompatAnnotations(sc *scope) []Finding {
 		}
 		out = append(out, Finding{
 			Severity: Warn,
-			Title:    fmt.Sprintf("%s carry %s, which Karpenter %s ignores", plural(len(objects), "object", "objects"), l.key, sc.target),
+			Title:    fmt.Sprintf("%s %s %s, which Karpenter %s ignores", plural(len(objects), "object", "objects"), verb(len(objects), "carries", "carry"), l.key, sc.target),
 			Detail:   fmt.Sprintf(l.why, sc.target),
 			Objects:  objects,
 			Fix:      fix,

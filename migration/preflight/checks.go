@@ -84,6 +84,22 @@ func annotateCommands(kind karpenter.Kind, names []string, key string) []string 
 	return out
 }
 
+// pluralKind is "1 NodePool", "2 EC2NodeClasses".
+func pluralKind(n int, kind string) string {
+	if strings.HasSuffix(kind, "s") {
+		return plural(n, kind, kind+"es")
+	}
+	return plural(n, kind, kind+"s")
+}
+
+// verb agrees a verb with a count: verb(1, "keeps", "keep").
+func verb(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return fmt.Sprintf("%d %s", n, one)

@@ -40,13 +40,14 @@ func checkKubelet(sc *scope) []Finding {
 			objects = append(objects, o)
 			replaced += step.Replaces
 		}
-		title := fmt.Sprintf("%s of EC2NodeClass %s keep their kubelet settings only in Karpenter's annotation", plural(len(cp.Move)+countPools(cp.Copies), "NodePool", "NodePools"), cp.Class)
+		n := len(cp.Move) + countPools(cp.Copies)
+		title := fmt.Sprintf("%s of EC2NodeClass %s %s kubelet settings only in Karpenter's annotation", pluralKind(n, karpenter.KindNodePool), cp.Class, verb(n, "keeps its", "keep their"))
 		detail := fmt.Sprintf(kubeletWhy, sc.target)
 		switch {
 		case len(cp.Copies) == 0:
 			detail += " Here they agree with each other and with the NodePools that use the EC2NodeClass's own kubelet, so the block moves into the EC2NodeClass and no node drifts."
 		default:
-			detail += fmt.Sprintf(" Here the NodePools of %s disagree, so %s split off with their own block, and %s replaced.",
+			detail += fmt.Sprintf(" Here the NodePools of %s disagree, so %s split off for the NodePools whose block differs, and their %s replaced.",
 				cp.Class, plural(len(cp.Copies), "copy of it is", "copies of it are"), plural(replaced, "node is", "nodes are"))
 		}
 		fix := Fix{}
@@ -65,10 +66,7 @@ func checkKubelet(sc *scope) []Finding {
 			Title:    fmt.Sprintf("NodePool %s keeps kubelet settings in Karpenter's annotation that no EC2NodeClass can take", u.Pool.Name()),
 			Detail:   fmt.Sprintf(kubeletWhy, sc.target) + " Here " + u.Reason + ".",
 			Objects:  []ObjectRef{ref(u.Pool, u.Reason)},
-			Fix: Fix{
-				Edits:    []string{"Put these kubelet settings where the NodePool's node class takes them, by hand; then remove the annotation."},
-				Commands: annotateCommands(nodePoolKind, []string{u.Pool.Name()}, karpenter.KubeletCompatibilityAnnotation),
-			},
+			Fix:      unplacedFix(sc, u.Pool.Name()),
 		})
 	}
 	return out
@@ -95,9 +93,17 @@ func missingClass(sc *scope, plan kubeletfix.Plan, cp kubeletplan.ClassPlan) Fin
 	}
 	return Finding{
 		Severity: Deny,
-		Title:    fmt.Sprintf("%s keep their kubelet settings in Karpenter's annotation for EC2NodeClass %s, which %s", plural(len(cp.Stay), "NodePool", "NodePools"), cp.Class, where),
+		Title:    fmt.Sprintf("%s %s kubelet settings in Karpenter's annotation for EC2NodeClass %s, which %s", pluralKind(len(cp.Stay), karpenter.KindNodePool), verb(len(cp.Stay), "keeps its", "keep their"), cp.Class, where),
 		Detail:   fmt.Sprintf(kubeletWhy, sc.target) + " The block can only move into the EC2NodeClass the NodePool uses.",
 		Objects:  objects,
 		Fix:      Fix{Edits: []string{fmt.Sprintf("Create EC2NodeClass %s (or point the NodePools at one that exists, or give preflight the file that holds it); then run preflight again.", cp.Class)}},
 	}
+}
+
+func unplacedFix(sc *scope, pool string) Fix {
+	edit := "Put these kubelet settings where the NodePool's node class takes them, by hand; then remove the annotation."
+	if !sc.s.Live {
+		return Fix{Edits: []string{edit}}
+	}
+	return Fix{Edits: []string{edit}, Commands: annotateCommands(nodePoolKind, []string{pool}, karpenter.KubeletCompatibilityAnnotation)}
 }

@@ -7,10 +7,12 @@ import (
 // Severity says how a finding weighs, as in lint.
 type Severity string
 
+// The severities: Deny blocks the upgrade, Warn should be fixed (and fails
+// only with --fail-on-warn), Info is worth knowing.
 const (
-	Deny Severity = "deny" // blocks the upgrade
-	Warn Severity = "warn" // should be fixed; fails only with --fail-on-warn
-	Info Severity = "info" // worth knowing
+	Deny Severity = "deny"
+	Warn Severity = "warn"
+	Info Severity = "info"
 )
 
 var severityOrder = map[Severity]int{Deny: 0, Warn: 1, Info: 2}

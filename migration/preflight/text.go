@@ -62,7 +62,7 @@ func readSummary(read map[string]int) string {
 	var parts []string
 	for _, k := range order {
 		known[k] = true
-		parts = append(parts, plural(read[k], k, k+"s"))
+		parts = append(parts, pluralKind(read[k], k))
 	}
 	var rest []string
 	for k := range read {
@@ -72,7 +72,7 @@ func readSummary(read map[string]int) string {
 	}
 	sort.Strings(rest)
 	for _, k := range rest {
-		parts = append(parts, plural(read[k], k, k+"s"))
+		parts = append(parts, pluralKind(read[k], k))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -43,10 +43,16 @@ func checkUninstall(sc *scope) []Finding {
 	if !karpgateConverts && len(restoreNames) == 0 {
 		return nil
 	}
-	var commands []string
-	for _, kind := range karpenter.Kinds {
-		if names := restoreNames[kind.Kind]; len(names) > 0 && sc.s.Live {
-			commands = append(commands, annotateCommands(kind, names, karpenter.RestoreV1Beta1Annotation)...)
+	// The restore annotations matter while anything reads v1beta1: their
+	// removal is for after the upgrade, so it is an edit, not a command.
+	edits := []string{"Keep karpgate's conversion until the upgrade is done."}
+	if sc.target.DropsV1Beta1() && sc.s.Live {
+		for _, kind := range karpenter.Kinds {
+			if names := restoreNames[kind.Kind]; len(names) > 0 {
+				for _, c := range annotateCommands(kind, names, karpenter.RestoreV1Beta1Annotation) {
+					edits = append(edits, "After the upgrade, the restore annotations are dead weight: "+c)
+				}
+			}
 		}
 	}
 	after := "After the upgrade to " + sc.target.String() + " nothing reads v1beta1, so uninstalling karpgate's conversion then changes nothing, once every object is stored as v1 (PF101) and no managedFields entry is v1beta1 (PF108)."
@@ -61,7 +67,7 @@ func checkUninstall(sc *scope) []Finding {
 		}}
 	}
 	sort.SliceStable(objects, func(i, j int) bool { return objects[i].Kind < objects[j].Kind })
-	fix := Fix{Edits: []string{"Keep karpgate's conversion until the upgrade is done; then the restore annotations are dead weight and can go."}, Commands: commands}
+	fix := Fix{Edits: edits}
 	return []Finding{{
 		Severity: Info,
 		Title:    fmt.Sprintf("uninstalling karpgate's conversion, or switching back to Karpenter v1.0's, changes what v1beta1 clients see of %s", plural(len(objects), "object", "objects")),

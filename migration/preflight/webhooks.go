@@ -44,16 +44,17 @@ func checkWebhooks(sc *scope) []Finding {
 			fix = Fix{Edits: []string{"Delete this " + w.Kind() + " from your manifests, and from the cluster: " + fix.Commands[0]}}
 		}
 		severity := Deny
+		effect := "every create or update these webhooks match fails (\"failed calling webhook " + matched[0] + "\"), Karpenter's own writes and karpgate migrate-storage's included."
 		if !failing {
-			severity = Warn // failurePolicy Ignore: writes wait for the timeout, then pass
+			severity = Warn
+			effect = "every create or update these webhooks match waits for the webhook's timeout before it passes (failurePolicy Ignore)."
 		}
 		out = append(out, Finding{
 			Severity: severity,
 			Title:    fmt.Sprintf("%s %s is left over from Karpenter v0.3x", w.Kind(), w.Name()),
-			Detail: "Karpenter v1.0 and later serve no validating or defaulting webhook, so every create or update these webhooks match fails " +
-				`("failed calling webhook ` + matched[0] + `"), Karpenter's own writes and karpgate migrate-storage's included. Helm leaves them behind when the chart stops rendering them.`,
-			Objects: []ObjectRef{ref(w, strings.Join(notes, "; "))},
-			Fix:     fix,
+			Detail:   "Karpenter v1.0 and later serve no validating or defaulting webhook, so " + effect + " Helm leaves these configurations behind when the chart stops rendering them.",
+			Objects:  []ObjectRef{ref(w, strings.Join(notes, "; "))},
+			Fix:      fix,
 		})
 	}
 	return out

@@ -66,7 +66,7 @@ func checkWriters(sc *scope) []Finding {
 		}
 		out = append(out, Finding{
 			Severity: Warn,
-			Title:    fmt.Sprintf("%s still have managedFields written at %s: karpgate's conversion is still needed after the upgrade", plural(len(objects), kind.Kind, kind.Kind+"s"), beta),
+			Title:    fmt.Sprintf("%s still %s managedFields written at %s: karpgate's conversion is still needed after the upgrade", pluralKind(len(objects), kind.Kind), verb(len(objects), "has", "have"), beta),
 			Detail: fmt.Sprintf("After the upgrade to %s nothing serves v1beta1, but these entries still name it: the API server converts managedFields on every server-side apply, "+
 				"which then fails with \"request to convert CR to an invalid group/version\" (kubernetes/kubernetes#111937). "+
 				"The managers that wrote them still write v1beta1, and their writes fail after the upgrade too. "+

@@ -22,11 +22,17 @@ func (o Object) str(path ...string) string {
 	return s
 }
 
-// APIVersion, Kind, Name and Namespace read the object's identity.
+// APIVersion is the object's apiVersion, "" without one.
 func (o Object) APIVersion() string { return o.str("apiVersion") }
-func (o Object) Kind() string       { return o.str("kind") }
-func (o Object) Name() string       { return o.str("metadata", "name") }
-func (o Object) Namespace() string  { return o.str("metadata", "namespace") }
+
+// Kind is the object's kind.
+func (o Object) Kind() string { return o.str("kind") }
+
+// Name is metadata.name.
+func (o Object) Name() string { return o.str("metadata", "name") }
+
+// Namespace is metadata.namespace, "" for cluster-scoped objects.
+func (o Object) Namespace() string { return o.str("metadata", "namespace") }
 
 // Annotation reads one annotation.
 func (o Object) Annotation(key string) (string, bool) {
@@ -81,9 +87,13 @@ type Snapshot struct {
 	Unreadable []Unreadable
 }
 
-// NodePools, NodeClaims and EC2NodeClasses return the objects of one kind.
-func (s *Snapshot) NodePools() []Object      { return s.Objects[karpenter.KindNodePool] }
-func (s *Snapshot) NodeClaims() []Object     { return s.Objects[karpenter.KindNodeClaim] }
+// NodePools returns the NodePools read.
+func (s *Snapshot) NodePools() []Object { return s.Objects[karpenter.KindNodePool] }
+
+// NodeClaims returns the NodeClaims read.
+func (s *Snapshot) NodeClaims() []Object { return s.Objects[karpenter.KindNodeClaim] }
+
+// EC2NodeClasses returns the EC2NodeClasses read.
 func (s *Snapshot) EC2NodeClasses() []Object { return s.Objects[karpenter.KindEC2NodeClass] }
 
 // CRD returns Karpenter's CRD for kind, if it was found.
@@ -108,13 +118,13 @@ const (
 
 // add files an object under what it is; other kinds are ignored.
 func (s *Snapshot) add(o Object) bool {
-	switch kind := o.Kind(); {
-	case kind == kindCRD:
+	switch kind := o.Kind(); kind {
+	case kindCRD:
 		if _, ok := karpenter.KindByCRDName(o.Name()); ok {
 			s.CRDs = append(s.CRDs, o)
 			return true
 		}
-	case kind == kindValidatingWebhook || kind == kindMutatingWebhook:
+	case kindValidatingWebhook, kindMutatingWebhook:
 		s.Webhooks = append(s.Webhooks, o)
 		return true
 	default:

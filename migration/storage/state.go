@@ -59,7 +59,7 @@ func loadState(path, server string) (*state, bool, error) {
 	}
 	var s state
 	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, false, fmt.Errorf("progress file %s is not karpgate's: %v; remove it to start over", path, err)
+		return nil, false, fmt.Errorf("progress file %s is not karpgate's: %w; remove it to start over", path, err)
 	}
 	if s.Server != server {
 		return nil, false, fmt.Errorf("progress file %s belongs to the cluster at %s, not %s: remove it, or pass --state with another file", path, s.Server, server)

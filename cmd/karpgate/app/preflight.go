@@ -115,34 +115,12 @@ func runPreflight(ctx context.Context, s Streams, opts preflightOptions) error {
 		return usage(errors.New("--dry-run goes with --fix-kubelet; preflight itself changes nothing"))
 	}
 	var snap *snapshot.Snapshot
-	read := func() error { return nil }
 	if len(opts.files) > 0 {
 		if snap, err = snapshot.FromFiles(opts.files, s.In); err != nil {
 			return usage(err)
 		}
-	} else {
-		c, host, err := opts.kube.apiClient()
-		if err != nil {
-			return err
-		}
-		read = func() error {
-			snap, err = snapshot.FromCluster(ctx, c, host, opts.pageSize)
-			if err != nil {
-				return usage(err)
-			}
-			return nil
-		}
-		if err := read(); err != nil {
-			return err
-		}
-		if opts.fixKubelet {
-			if err := fixKubelet(ctx, s, c, snap, opts.dryRun); err != nil {
-				return err
-			}
-			if err := read(); err != nil {
-				return err
-			}
-		}
+	} else if snap, err = readCluster(ctx, s, opts); err != nil {
+		return err
 	}
 	report := preflight.Run(snap, target)
 	write := preflight.WriteText
@@ -156,6 +134,31 @@ func runPreflight(ctx context.Context, s Streams, opts preflightOptions) error {
 		return &ExitError{Code: code}
 	}
 	return nil
+}
+
+// readCluster reads the cluster, and with --fix-kubelet moves kubelet
+// blocks first and reads it again.
+func readCluster(ctx context.Context, s Streams, opts preflightOptions) (*snapshot.Snapshot, error) {
+	c, host, err := opts.kube.apiClient()
+	if err != nil {
+		return nil, err
+	}
+	snap, err := snapshot.FromCluster(ctx, c, host, opts.pageSize)
+	if err != nil || !opts.fixKubelet {
+		return snap, wrapUsage(err)
+	}
+	if err := fixKubelet(ctx, s, c, snap, opts.dryRun); err != nil {
+		return nil, err
+	}
+	snap, err = snapshot.FromCluster(ctx, c, host, opts.pageSize)
+	return snap, wrapUsage(err)
+}
+
+func wrapUsage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &ExitError{Code: preflight.ExitUsage, Err: err}
 }
 
 func fixKubelet(ctx context.Context, s Streams, c client.Client, snap *snapshot.Snapshot, dryRun bool) error {
