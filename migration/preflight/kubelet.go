@@ -25,7 +25,8 @@ func checkKubelet(sc *scope) []Finding {
 			out = append(out, missingClass(sc, plan, cp))
 			continue
 		}
-		one := kubeletfix.Plan{Classes: []kubeletplan.ClassPlan{cp}, NodeClaims: plan.NodeClaims}
+		one := plan
+		one.Classes = []kubeletplan.ClassPlan{cp}
 		steps := one.Steps()
 		var objects []ObjectRef
 		replaced := 0
