@@ -152,17 +152,22 @@ func converterOf(sc *scope, crd snapshot.Object) (converter, string, bool) {
 const stanzaOffCommand = `kubectl patch crd %s --type=json -p '[{"op":"replace","path":"/spec/conversion","value":{"strategy":"None"}}]'`
 
 // PF106: where each CRD's conversion webhook points, and whether it answers.
+// A converter that does not answer is one finding per CRD; the CRDs that
+// convert through karpgate, or through another service that answers, are
+// one finding each group.
 func checkConversionStanzas(sc *scope) []Finding {
 	var out []Finding
 	crds := append([]snapshot.Object(nil), sc.s.CRDs...)
 	sort.Slice(crds, func(i, j int) bool { return crds[i].Name() < crds[j].Name() })
+	var viaKarpgate, viaOther []ObjectRef
+	var karpgateAt string
+	var offKarpgate, offOther []string
 	for _, crd := range crds {
 		c, path, ok := converterOf(sc, crd)
 		if !ok {
 			continue
 		}
 		off := fmt.Sprintf(stanzaOffCommand, crd.Name())
-		afterUpgrade := fmt.Sprintf("After the upgrade to %s, when the CRD serves only v1: if `kubectl get crd %s -o jsonpath={.spec.conversion.strategy}` still prints Webhook, switch it off: %s", sc.target, crd.Name(), off)
 		switch {
 		case c.service != nil && c.service.Known && (!c.service.Exists || c.service.ReadyEndpoints == 0):
 			what := "does not exist"
@@ -180,24 +185,35 @@ func checkConversionStanzas(sc *scope) []Finding {
 					"Once every object is stored as v1 (PF101) and nothing writes v1beta1 (PF108), and only then, the conversion can be switched off instead: " + off,
 				}},
 			})
-		case c.isKarpgate(path) && sc.target.DropsV1Beta1():
-			out = append(out, Finding{
-				Severity: Info,
-				Title:    fmt.Sprintf("CustomResourceDefinition %s converts through karpgate (%s)", crd.Name(), c),
-				Detail: fmt.Sprintf("Karpenter %s's CRDs serve only v1 and have no conversion stanza. Once every object is stored as v1 (PF101) and no managedFields entry is v1beta1 (PF108), nothing calls the conversion any more, and karpgate's can go. "+
-					"karpgate's install applies its stanza with its own field manager, so server-side applying Karpenter's new CRDs with another manager keeps it.", sc.target),
-				Objects: []ObjectRef{ref(crd, "conversion: karpgate")},
-				Fix:     Fix{Edits: []string{afterUpgrade}},
-			})
-		case !c.isKarpgate(path) && sc.target.DropsV1Beta1():
-			out = append(out, Finding{
-				Severity: Info,
-				Title:    fmt.Sprintf("CustomResourceDefinition %s converts through %s", crd.Name(), c),
-				Detail:   fmt.Sprintf("Karpenter %s serves no conversion, and its CRDs have no conversion stanza: applying them must replace this one, or every conversion the API server still needs fails once Karpenter v1.0 is gone.", sc.target),
-				Objects:  []ObjectRef{ref(crd, "conversion: "+c.String())},
-				Fix:      Fix{Edits: []string{afterUpgrade}},
-			})
+		case !sc.target.DropsV1Beta1():
+		case c.isKarpgate(path):
+			viaKarpgate = append(viaKarpgate, ref(crd, "conversion: "+c.String()))
+			karpgateAt = c.String()
+			offKarpgate = append(offKarpgate, off)
+		default:
+			viaOther = append(viaOther, ref(crd, "conversion: "+c.String()))
+			offOther = append(offOther, off)
 		}
+	}
+	check := "After the upgrade to " + sc.target.String() + ", when the CRDs serve only v1: if `kubectl get crd -o custom-columns=NAME:.metadata.name,CONVERSION:.spec.conversion.strategy` still shows Webhook for any of them, switch it off: "
+	if len(viaKarpgate) > 0 {
+		out = append(out, Finding{
+			Severity: Info,
+			Title:    fmt.Sprintf("%s %s through karpgate (%s)", pluralKind(len(viaKarpgate), "CustomResourceDefinition"), verb(len(viaKarpgate), "converts", "convert"), karpgateAt),
+			Detail: fmt.Sprintf("Karpenter %s's CRDs serve only v1 and have no conversion stanza. Once every object is stored as v1 (PF101) and no managedFields entry is v1beta1 (PF108), nothing calls the conversion any more, and karpgate's can go. "+
+				"karpgate's install applies its stanza with its own field manager, so server-side applying Karpenter's new CRDs with another manager keeps it.", sc.target),
+			Objects: viaKarpgate,
+			Fix:     Fix{Edits: []string{check + strings.Join(offKarpgate, "; ")}},
+		})
+	}
+	if len(viaOther) > 0 {
+		out = append(out, Finding{
+			Severity: Info,
+			Title:    fmt.Sprintf("%s %s through a service that is not karpgate's (Karpenter v1.0's own conversion, presumably)", pluralKind(len(viaOther), "CustomResourceDefinition"), verb(len(viaOther), "converts", "convert")),
+			Detail:   fmt.Sprintf("Karpenter %s serves no conversion, and its CRDs have no conversion stanza: applying them must replace these, or every conversion the API server still needs fails once Karpenter v1.0 is gone.", sc.target),
+			Objects:  viaOther,
+			Fix:      Fix{Edits: []string{check + strings.Join(offOther, "; ")}},
+		})
 	}
 	return out
 }

@@ -95,8 +95,8 @@ func TestMigrateStorage(t *testing.T) {
 			t.Errorf("storedVersions touched after failed writes: %+v", res.StoredVersions)
 		}
 		expectStoredVersions(t, env, []string{karpenter.V1Beta1, karpenter.V1})
-		expectStored(t, env, names[karpenter.KindNodePool], karpenter.V1)
-		expectStored(t, env, names[karpenter.KindNodeClaim], karpenter.V1Beta1)
+		expectStoredKind(t, env, karpenter.KindNodePool, names[karpenter.KindNodePool], karpenter.V1)
+		expectStoredKind(t, env, karpenter.KindNodeClaim, names[karpenter.KindNodeClaim], karpenter.V1Beta1)
 		if err := env.Client.Delete(ctx, webhook); err != nil {
 			t.Fatal(err)
 		}
@@ -118,8 +118,8 @@ func TestMigrateStorage(t *testing.T) {
 		}
 		expectStoredVersions(t, env, []string{karpenter.V1Beta1, karpenter.V1})
 		claims := names[karpenter.KindNodeClaim]
-		expectStored(t, env, claims[:2], karpenter.V1)
-		expectStored(t, env, claims[2:], karpenter.V1Beta1)
+		expectStoredKind(t, env, karpenter.KindNodeClaim, claims[:2], karpenter.V1)
+		expectStoredKind(t, env, karpenter.KindNodeClaim, claims[2:], karpenter.V1Beta1)
 	})
 
 	t.Run("running again resumes, retries what failed and finishes", func(t *testing.T) {
@@ -148,9 +148,7 @@ func TestMigrateStorage(t *testing.T) {
 			}
 		}
 		expectStoredVersions(t, env, []string{karpenter.V1})
-		for _, list := range names {
-			expectStored(t, env, list, karpenter.V1)
-		}
+		expectStored(t, env, names, karpenter.V1)
 		if _, err := os.Stat(state); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("the finished migration left its progress file: %v", err)
 		}
@@ -308,35 +306,24 @@ func listNames(t *testing.T, env *testenv.Env) map[string][]string {
 	return out
 }
 
-func expectStored(t *testing.T, env *testenv.Env, names any, version string) {
+// expectStored reads etcd itself: every object named, by kind, is stored
+// at version.
+func expectStored(t *testing.T, env *testenv.Env, names map[string][]string, version string) {
 	t.Helper()
-	var byKind map[string][]string
-	switch n := names.(type) {
-	case map[string][]string:
-		byKind = n
-	case []string:
-		byKind = map[string][]string{kindOfNames(n): n}
-	}
-	for kindName, list := range byKind {
-		kind, _ := karpenter.KindOf(kindName)
-		for _, name := range list {
-			got, found := env.StoredAPIVersion(kind.Group, kind.Resource, name)
-			if !found || got != kind.Group+"/"+version {
-				t.Errorf("etcd holds %s/%s as %q (found %v), want %s/%s", kind.Kind, name, got, found, kind.Group, version)
-			}
-		}
+	for kindName, list := range names {
+		expectStoredKind(t, env, kindName, list, version)
 	}
 }
 
-// kindOfNames tells the kind of a list of this test's object names.
-func kindOfNames(names []string) string {
-	switch {
-	case len(names) > 0 && strings.HasPrefix(names[0], "pool-"):
-		return karpenter.KindNodePool
-	case len(names) > 0 && strings.HasPrefix(names[0], "claim-"):
-		return karpenter.KindNodeClaim
+func expectStoredKind(t *testing.T, env *testenv.Env, kindName string, names []string, version string) {
+	t.Helper()
+	kind, _ := karpenter.KindOf(kindName)
+	for _, name := range names {
+		got, found := env.StoredAPIVersion(kind.Group, kind.Resource, name)
+		if !found || got != kind.Group+"/"+version {
+			t.Errorf("etcd holds %s/%s as %q (found %v), want %s/%s", kind.Kind, name, got, found, kind.Group, version)
+		}
 	}
-	return karpenter.KindEC2NodeClass
 }
 
 func expectStoredVersions(t *testing.T, env *testenv.Env, want []string) {
