@@ -1,6 +1,3 @@
-// Package kubelist lists objects from an API server page by page, so that a
-// command reading every NodeClaim of a large cluster never asks for them in
-// one response.
 package kubelist
 
 import (
