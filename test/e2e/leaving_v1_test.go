@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,7 +63,8 @@ func TestLeavingKarpenterV1(t *testing.T) {
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		err := cmd.Run()
 		code := 0
-		if exit, ok := err.(*exec.ExitError); ok {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
 			code = exit.ExitCode()
 		} else if err != nil {
 			t.Fatal(err)
