@@ -30,6 +30,8 @@ type Options struct {
 // annotation still holds the block the plan moved.
 func Apply(ctx context.Context, c client.Client, p Plan, opts Options) error {
 	a := applier{c: c, opts: opts}
+	// The writes below follow Steps' order exactly, so each report names
+	// the step just made.
 	steps := p.Steps()
 	next := 0
 	done := func() {
