@@ -3,6 +3,10 @@ package config
 import (
 	"fmt"
 	"time"
+	// A timezone must load wherever karpgate runs, also in an image or on a
+	// machine without /usr/share/zoneinfo: the tz database is embedded
+	// (about 450 KB) and used only when the system has none.
+	_ "time/tzdata"
 )
 
 // Location is the time zone karpgate displays times in (`timezone`), UTC
