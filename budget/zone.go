@@ -116,6 +116,30 @@ func ShiftDate(s Shift, loc *time.Location, from, to time.Time) string {
 	return at.Format("2 January")
 }
 
+// ShiftNote says what a shift does to budget windows: "clocks change on 29
+// March at 03:00, CET (UTC+01:00) to CEST (UTC+02:00): windows, fixed in
+// UTC, open and close 1h later on this clock".
+func ShiftNote(s Shift, loc *time.Location, from, to time.Time) string {
+	move := s.After.Offset - s.Before.Offset
+	direction := "later"
+	if move < 0 {
+		direction, move = "earlier", -move
+	}
+	return fmt.Sprintf("clocks change on %s at %s, %s to %s: windows, fixed in UTC, open and close %s %s on this clock",
+		ShiftDate(s, loc, from, to), s.At.In(loc).Format("15:04"), s.Before, s.After, shortDuration(move), direction)
+}
+
+func shortDuration(d time.Duration) string {
+	switch {
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", int(d/time.Hour))
+	case d > time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	default:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	}
+}
+
 // ZoneNote describes loc over [from, to) for a report's header: "Europe/Paris,
 // CET (UTC+01:00) until 29 March 03:00, then CEST (UTC+02:00)". A zone that
 // is UTC gives "UTC".

@@ -12,10 +12,10 @@ import (
 // allowance has "unlimited": true and no "allowed" number.
 type (
 	jsonReport struct {
-		From       string     `json:"from"`
-		To         string     `json:"to"`
-		Nodes      int        `json:"nodes"`
-		Disrupting int        `json:"disrupting"`
+		From       string `json:"from"`
+		To         string `json:"to"`
+		Nodes      int    `json:"nodes"`
+		Disrupting int    `json:"disrupting"`
 		// Timezone is the display zone of the text and SVG outputs; JSON
 		// times stay in UTC. Shifts are its daylight-saving changes.
 		Timezone  string         `json:"timezone"`

@@ -1,7 +1,6 @@
 package explain
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/karpgate/karpgate/budget"
@@ -14,17 +13,9 @@ func (r *Report) Shifts() []budget.Shift {
 	return budget.Shifts(r.Location, r.From, r.To)
 }
 
-// ShiftWords says what a shift does to the windows: "clocks change on 29
-// March at 03:00, CET (UTC+01:00) to CEST (UTC+02:00): windows, fixed in
-// UTC, open and close 1h later on this clock".
+// ShiftWords says what a shift does to the windows; see budget.ShiftNote.
 func (r *Report) ShiftWords(s budget.Shift) string {
-	move := s.After.Offset - s.Before.Offset
-	direction := "later"
-	if move < 0 {
-		direction, move = "earlier", -move
-	}
-	return fmt.Sprintf("clocks change on %s at %s, %s to %s: windows, fixed in UTC, open and close %s %s on this clock",
-		budget.ShiftDate(s, r.Location, r.From, r.To), s.At.In(r.Location).Format("15:04"), s.Before, s.After, shortDuration(move), direction)
+	return budget.ShiftNote(s, r.Location, r.From, r.To)
 }
 
 // LocalEdges says when each scheduled budget's windows open and close on
@@ -40,15 +31,4 @@ func (r *Report) LocalEdges(p *Pool) map[int]string {
 		}
 	}
 	return out
-}
-
-func shortDuration(d time.Duration) string {
-	switch {
-	case d%time.Hour == 0:
-		return fmt.Sprintf("%dh", int(d/time.Hour))
-	case d > time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
-	default:
-		return fmt.Sprintf("%dm", int(d/time.Minute))
-	}
 }
