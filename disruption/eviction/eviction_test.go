@@ -42,8 +42,8 @@ func owned(apiVersion, kind string) podOpt {
 	}
 }
 func phase(ph corev1.PodPhase) podOpt { return func(p *state.Pod) { p.Status.Phase = ph } }
-func terminating(p *state.Pod)      { p.DeletionTimestamp = &metav1.Time{Time: now} }
-func notReady(p *state.Pod)         { p.Status.Conditions[0].Status = corev1.ConditionFalse }
+func terminating(p *state.Pod)        { p.DeletionTimestamp = &metav1.Time{Time: now} }
+func notReady(p *state.Pod)           { p.Status.Conditions[0].Status = corev1.ConditionFalse }
 func toleratesDisrupted(p *state.Pod) {
 	p.Spec.Tolerations = []corev1.Toleration{{Key: "karpenter.sh/disrupted", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
 }

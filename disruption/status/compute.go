@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/karpgate/karpgate/budget"
 	"github.com/karpgate/karpgate/disruption/drift"
 	"github.com/karpgate/karpgate/disruption/eviction"
@@ -156,18 +158,39 @@ type nodeCounts struct {
 // maxNamedNodes bounds the node names a status carries.
 const maxNamedNodes = 5
 
+// Counted reports whether Karpenter counts node towards its NodePool's
+// budgets: it has a NodeClaim (paired by provider ID), carries
+// karpenter.sh/initialized=true, and its instance is not terminating.
+func Counted(node *corev1.Node, nc *state.NodeClaim) bool {
+	return nc != nil && node.Spec.ProviderID != "" && node.Labels[karpenter.NodeInitializedLabel] == "true" &&
+		!nc.Condition(karpenter.ConditionInstanceTerminating).IsTrue()
+}
+
+// DisruptingWhy says why a counted node is already disrupting, "" when it
+// is not: such nodes use up every reason's allowance.
+func DisruptingWhy(node *corev1.Node, nc *state.NodeClaim) string {
+	switch {
+	case nc.DeletionTimestamp != nil:
+		return "its NodeClaim is being deleted"
+	case state.HasTaint(node, karpenter.DisruptedTaintKey):
+		return "tainted " + karpenter.DisruptedTaintKey
+	case !state.NodeReady(node):
+		return "not Ready"
+	}
+	return ""
+}
+
 // countNodes applies Karpenter's rules; see the package documentation.
 func countNodes(pool state.Pool, now time.Time) nodeCounts {
 	var n nodeCounts
 	claims := state.ClaimsByProviderID(pool.NodeClaims)
 	for _, node := range pool.Nodes {
 		nc := claims[node.Spec.ProviderID]
-		if nc == nil || node.Spec.ProviderID == "" || node.Labels[karpenter.NodeInitializedLabel] != "true" ||
-			nc.Condition(karpenter.ConditionInstanceTerminating).IsTrue() {
+		if !Counted(node, nc) {
 			continue
 		}
 		n.counted++
-		if !state.NodeReady(node) || nc.DeletionTimestamp != nil || state.HasTaint(node, karpenter.DisruptedTaintKey) {
+		if DisruptingWhy(node, nc) != "" {
 			n.disrupting++
 		}
 		drifted := nc.Condition(karpenter.ConditionDrifted).IsTrue()
