@@ -39,7 +39,9 @@ The serving certificate is read from --cert-dir (tls.crt, tls.key) and reloaded
 when it changes; karpgate.yaml (--config) and the --policy and --data folders
 are reloaded too, and a version that does not compile is rejected while the
 last good one stays in use. Plain HTTP: /healthz and /readyz on --health-addr,
-/metrics and /status on --metrics-addr.
+/metrics, /status and /explain (?nodeclaim=NAME or ?node=NAME, &format=text)
+on --metrics-addr. Times in Events and /explain read in karpgate.yaml's
+timezone as well as UTC.
 
 The disruption loop (--controller) runs on the elected leader only; every
 replica serves the webhooks. The cluster is reached with --kubeconfig,
@@ -64,7 +66,7 @@ $KUBECONFIG, ~/.kube/config or the pod's service account.`,
 	f.StringVar(&opts.Host, "host", opts.Host, "address the webhooks listen on (default every interface)")
 	f.IntVar(&opts.Port, "port", opts.Port, "port the webhooks listen on (HTTPS)")
 	f.StringVar(&opts.HealthAddr, "health-addr", opts.HealthAddr, `address of /healthz and /readyz (plain HTTP); "0" turns them off`)
-	f.StringVar(&opts.MetricsAddr, "metrics-addr", opts.MetricsAddr, `address of /metrics and /status (plain HTTP); "0" turns them off`)
+	f.StringVar(&opts.MetricsAddr, "metrics-addr", opts.MetricsAddr, `address of /metrics, /status and /explain (plain HTTP); "0" turns them off`)
 	f.StringVar(&opts.ConfigPath, "config", opts.ConfigPath, "karpgate.yaml; a missing file means the built-in defaults")
 	f.StringArrayVar(&opts.PolicyDirs, "policy", nil, "folder of user Rego policies (repeatable)")
 	f.StringArrayVar(&opts.DataDirs, "data", nil, "folder of JSON/YAML data for policies (repeatable)")
@@ -72,6 +74,7 @@ $KUBECONFIG, ~/.kube/config or the pod's service account.`,
 	f.BoolVar(&opts.Controller, "controller", opts.Controller, "run the drift/disruption loop (--controller=false turns it off)")
 	f.BoolVar(&opts.Guard.Enabled, "rollout-guard", false, "let the disruption loop hold a drift rollout whose replacement nodes do not become Ready (karpgate resume NODEPOOL lifts a hold; turning this off lifts them all)")
 	f.DurationVar(&opts.Guard.ReadyTimeout, "rollout-guard-ready-timeout", controller.DefaultReadyTimeout, "how long a node launched during a drift rollout may take to become Ready before the guard holds the rollout")
+	f.IntVar(&opts.Guard.FreezeAfter, "rollout-guard-freeze-after", 0, "when the rollout guard holds this many NodePools at once, freeze drift in every NodePool as `karpgate freeze --all` does (karpgate resume --all lifts it); 0 never trips")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", opts.LeaderElect, "elect one replica to run the disruption loop")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default the pod's namespace, else "+deploy.Namespace+")")
 	f.DurationVar(&opts.ShutdownDelay, "shutdown-delay", opts.ShutdownDelay, "after SIGTERM, keep serving this long with /readyz failing, so the Service stops routing here first (a few seconds in a Deployment)")
@@ -94,6 +97,10 @@ func checkServeOptions(opts serve.Options) error {
 		return fmt.Errorf("--max-request-bytes must be positive")
 	case opts.Guard.ReadyTimeout <= 0:
 		return fmt.Errorf("--rollout-guard-ready-timeout %v must be positive: it is how long a new node may take to become Ready", opts.Guard.ReadyTimeout)
+	case opts.Guard.FreezeAfter < 0:
+		return fmt.Errorf("--rollout-guard-freeze-after %d: write how many held NodePools trip the cluster-wide freeze, or 0 to never trip it", opts.Guard.FreezeAfter)
+	case opts.Guard.FreezeAfter > 0 && !opts.Guard.Enabled:
+		return fmt.Errorf("--rollout-guard-freeze-after %d needs --rollout-guard: only the guard's holds trip the freeze", opts.Guard.FreezeAfter)
 	}
 	return nil
 }

@@ -43,8 +43,8 @@ func Run(ctx context.Context, opts Options) error {
 	}
 
 	drain := &drainer{}
-	status := &statusHandler{}
-	mgr, err := manager.New(opts.RestConfig, managerOptions(opts, status))
+	loop := &loopEndpoints{}
+	mgr, err := manager.New(opts.RestConfig, managerOptions(opts, loop))
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
@@ -97,11 +97,13 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}
 	if opts.Controller {
-		loop, err := controller.Setup(mgr, controller.Options{Guard: opts.Guard})
+		l, err := controller.Setup(mgr, controller.Options{Guard: opts.Guard,
+			// karpgate.yaml's timezone, as last reloaded: display only.
+			Location: func() *time.Location { return engines.Engine().Config().Location() }})
 		if err != nil {
 			return fmt.Errorf("the disruption loop (--controller=false turns it off): %w", err)
 		}
-		status.set(loop.StatusHandler())
+		loop.set(l)
 	}
 	log.Info("serving", "webhookPort", opts.Port, "certDir", opts.CertDir, "health", opts.HealthAddr, "metrics", opts.MetricsAddr,
 		"config", opts.ConfigPath, "controller", opts.Controller, "leaderElection", leaderElection(opts))
@@ -135,7 +137,7 @@ func (d *drainer) checker(_ *http.Request) error {
 
 func leaderElection(opts Options) bool { return opts.Controller && opts.LeaderElect }
 
-func managerOptions(opts Options, status http.Handler) manager.Options {
+func managerOptions(opts Options, loop *loopEndpoints) manager.Options {
 	ns := opts.LeaderElectionNamespace
 	if ns == "" {
 		ns = PodNamespace()
@@ -146,7 +148,10 @@ func managerOptions(opts Options, status http.Handler) manager.Options {
 		Logger: opts.Log,
 		Metrics: metricsserver.Options{
 			BindAddress:   orOff(opts.MetricsAddr),
-			ExtraHandlers: map[string]http.Handler{deploy.StatusPath: status},
+			ExtraHandlers: map[string]http.Handler{
+				deploy.StatusPath:  loop.serve((*controller.Loop).StatusHandler),
+				deploy.ExplainPath: loop.serve((*controller.Loop).ExplainHandler),
+			},
 		},
 		HealthProbeBindAddress: orOff(opts.HealthAddr),
 		// Only the disruption loop needs a leader: every replica serves
@@ -166,18 +171,20 @@ func orOff(addr string) string {
 	return addr
 }
 
-// statusHandler serves /status once the loop exists; the metrics server
-// needs its handlers before the loop can be set up.
-type statusHandler struct {
-	loop atomic.Pointer[http.Handler]
+// loopEndpoints serve /status and /explain once the loop exists; the
+// metrics server needs its handlers before the loop can be set up.
+type loopEndpoints struct {
+	loop atomic.Pointer[controller.Loop]
 }
 
-func (s *statusHandler) set(h http.Handler) { s.loop.Store(&h) }
+func (e *loopEndpoints) set(l *controller.Loop) { e.loop.Store(l) }
 
-func (s *statusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h := s.loop.Load(); h != nil {
-		(*h).ServeHTTP(w, r)
-		return
-	}
-	http.Error(w, "the disruption loop is off (karpgate serve --controller=false), so there is no NodePool status", http.StatusNotFound)
+func (e *loopEndpoints) serve(handler func(*controller.Loop) http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if l := e.loop.Load(); l != nil {
+			handler(l).ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "the disruption loop is off (karpgate serve --controller=false), so there is no NodePool status to explain", http.StatusNotFound)
+	})
 }

@@ -29,11 +29,11 @@ func TestManagerOptions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := Defaults()
 			tt.change(&opts)
-			got := managerOptions(opts, http.NotFoundHandler())
+			got := managerOptions(opts, &loopEndpoints{})
 			if got.LeaderElection != tt.wantLeaderElection || got.LeaderElectionID != deploy.LeaderElectionID || got.LeaderElectionNamespace != tt.wantNS {
 				t.Errorf("leader election %v %q in %q", got.LeaderElection, got.LeaderElectionID, got.LeaderElectionNamespace)
 			}
-			if got.Metrics.BindAddress != tt.wantMetrics || got.Metrics.ExtraHandlers[deploy.StatusPath] == nil {
+			if got.Metrics.BindAddress != tt.wantMetrics || got.Metrics.ExtraHandlers[deploy.StatusPath] == nil || got.Metrics.ExtraHandlers[deploy.ExplainPath] == nil {
 				t.Errorf("metrics on %q with handlers %v", got.Metrics.BindAddress, got.Metrics.ExtraHandlers)
 			}
 			if *got.GracefulShutdownTimeout < tt.wantShutdownAtLeast {
@@ -43,18 +43,17 @@ func TestManagerOptions(t *testing.T) {
 	}
 }
 
-func TestStatusWithoutTheLoop(t *testing.T) {
-	s := &statusHandler{}
-	rec := httptest.NewRecorder()
-	s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/status", nil))
-	if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), "--controller=false") {
-		t.Fatalf("%d %s", rec.Code, rec.Body)
-	}
-	s.set(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("pools")) }))
-	rec = httptest.NewRecorder()
-	s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/status", nil))
-	if rec.Code != http.StatusOK || rec.Body.String() != "pools" {
-		t.Fatalf("%d %s", rec.Code, rec.Body)
+// TestLoopEndpointsWithoutTheLoop: with --controller=false, /status and
+// /explain say why they have nothing (the loop's own handlers are tested
+// end to end).
+func TestLoopEndpointsWithoutTheLoop(t *testing.T) {
+	e := &loopEndpoints{}
+	for _, path := range []string{deploy.StatusPath, deploy.ExplainPath + "?node=x"} {
+		rec := httptest.NewRecorder()
+		managerOptions(Defaults(), e).Metrics.ExtraHandlers[strings.SplitN(path, "?", 2)[0]].ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), "--controller=false") {
+			t.Errorf("%s: %d %s", path, rec.Code, rec.Body)
+		}
 	}
 }
 
