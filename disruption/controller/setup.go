@@ -36,7 +36,8 @@ type Loop struct {
 // the leader only. The manager's own scheme and cache are left alone.
 func Setup(mgr manager.Manager, opts Options) (*Loop, error) {
 	opts = opts.withDefaults()
-	cl, err := cluster.New(mgr.GetConfig(), func(o *cluster.Options) {
+	cfg := state.RESTConfig(mgr.GetConfig())
+	cl, err := cluster.New(cfg, func(o *cluster.Options) {
 		o.Scheme = state.NewScheme()
 		o.Logger = mgr.GetLogger().WithName(opts.Name)
 		o.Cache = cache.Options{
@@ -69,7 +70,7 @@ func Setup(mgr manager.Manager, opts Options) (*Loop, error) {
 	}
 	// Guard patches read the NodePool live and write it whole-list, so they
 	// must not go through the cache.
-	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: cl.GetScheme(), Mapper: cl.GetRESTMapper(), HTTPClient: cl.GetHTTPClient()})
+	direct, err := client.New(cfg, client.Options{Scheme: cl.GetScheme(), Mapper: cl.GetRESTMapper(), HTTPClient: cl.GetHTTPClient()})
 	if err != nil {
 		return nil, err
 	}

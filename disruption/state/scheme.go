@@ -5,6 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
@@ -56,4 +57,15 @@ func NewScheme() *runtime.Scheme {
 	_ = AddToScheme(s)
 	_ = AddPodViewsToScheme(s)
 	return s
+}
+
+// RESTConfig returns a copy of cfg that speaks JSON: controller-runtime
+// asks the API server for protobuf for Kubernetes' own kinds, which the
+// views (Pod, PodDisruptionBudget) cannot decode, and JSON is what every
+// view decodes from. Every client and cache on NewScheme must use it.
+func RESTConfig(cfg *rest.Config) *rest.Config {
+	out := rest.CopyConfig(cfg)
+	out.ContentType = runtime.ContentTypeJSON
+	out.AcceptContentTypes = runtime.ContentTypeJSON
+	return out
 }
