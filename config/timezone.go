@@ -27,7 +27,7 @@ func ParseTimezone(name string) (*time.Location, error) {
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		return nil, fmt.Errorf("%q is not a time zone karpgate knows (%v); write an IANA name such as Europe/Paris or America/New_York, or UTC", name, err)
+		return nil, fmt.Errorf("%q is not a time zone karpgate knows (%w); write an IANA name such as Europe/Paris or America/New_York, or UTC", name, err)
 	}
 	return loc, nil
 }

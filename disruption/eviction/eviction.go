@@ -18,13 +18,13 @@ import (
 type Kind string
 
 const (
-	// DoNotDisruptPod: an active pod carries karpenter.sh/do-not-disrupt.
+	// DoNotDisruptPod is an active pod carrying karpenter.sh/do-not-disrupt.
 	DoNotDisruptPod Kind = "do-not-disrupt-pod"
-	// PDBAllowsZero: a PodDisruptionBudget selecting a pod allows zero
-	// disruptions now.
+	// PDBAllowsZero is a PodDisruptionBudget selecting a pod that allows
+	// zero disruptions now.
 	PDBAllowsZero Kind = "pdb"
-	// MultiplePDBs: more than one PodDisruptionBudget selects a pod, which
-	// the eviction API refuses to evict.
+	// MultiplePDBs is a pod selected by more than one PodDisruptionBudget,
+	// which the eviction API refuses to evict.
 	MultiplePDBs Kind = "multiple-pdbs"
 )
 
@@ -107,7 +107,8 @@ func Check(pods []*state.Pod, pdbs state.PDBsByNamespace, now time.Time) Result 
 	return r
 }
 
-// Active: not Succeeded or Failed, and not terminating.
+// Active reports whether a pod is neither Succeeded nor Failed, and not
+// terminating.
 func Active(p *state.Pod) bool {
 	return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed && p.DeletionTimestamp == nil
 }

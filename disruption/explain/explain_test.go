@@ -31,7 +31,6 @@ type world struct {
 	pods   []*state.Pod
 	pdbs   []*state.PodDisruptionBudget
 	target int
-	asNode bool
 }
 
 func newWorld(t *testing.T, budgets string) *world {

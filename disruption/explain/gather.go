@@ -14,7 +14,7 @@ import (
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
 
-// ErrNotFound: the target does not exist.
+// ErrNotFound is returned when the target, or what it names, does not exist.
 var ErrNotFound = errors.New("not found")
 
 // Gather reads what explaining t needs from r: the API server (a client

@@ -27,7 +27,7 @@ func explainReason(r budget.Reason, in Input, e *Explanation, st *status.NodePoo
 		case budget.Drifted:
 			driftStops(&out, e, add)
 		case budget.Empty, budget.Underutilized:
-			consolidationStops(r, &out, in, add)
+			consolidationStops(r, in, add)
 		}
 		podStops(r, &out, nc, e, add)
 	}
@@ -64,7 +64,7 @@ func driftStops(out *Reason, e *Explanation, add addStop) {
 	}
 }
 
-func consolidationStops(r budget.Reason, out *Reason, in Input, add addStop) {
+func consolidationStops(r budget.Reason, in Input, add addStop) {
 	np, nc := in.Pool.NodePool, in.NodeClaim
 	if np.Spec.Disruption.ConsolidateAfter == karpenter.Never {
 		add(StopConsolidationDisabled, nil, "NodePool %s has consolidateAfter: Never, which turns consolidation (Empty and Underutilized) off", np.Name)

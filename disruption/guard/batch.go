@@ -81,7 +81,8 @@ func ResumeAll(ctx context.Context, c client.Client, sel Selection, now time.Tim
 	return out, nil
 }
 
-// ErrNoSelection: neither names, a selector nor All.
+// ErrNoSelection is returned for a Selection with neither names, a
+// selector nor All.
 var ErrNoSelection = errors.New("no NodePool selected: name some, give a label selector, or ask for all")
 
 // selectNodePools lists the names a selection picks, sorted. Named

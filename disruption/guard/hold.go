@@ -43,7 +43,7 @@ func Freeze(np *unstructured.Unstructured, now time.Time, reason string) (*Marke
 	return hold(np, now, reason, ByFreeze)
 }
 
-// ErrHeld: karpgate already holds the NodePool.
+// ErrHeld is returned when karpgate already holds the NodePool.
 var ErrHeld = errors.New("karpgate already holds it")
 
 func hold(np *unstructured.Unstructured, now time.Time, reason, by string) (*Marker, error) {

@@ -42,7 +42,7 @@ func (l *PodList) DeepCopyObject() runtime.Object {
 		return nil
 	}
 	out := &PodList{TypeMeta: l.TypeMeta}
-	l.ListMeta.DeepCopyInto(&out.ListMeta)
+	l.ListMeta.DeepCopyInto(&out.ListMeta) //nolint:staticcheck // DeepCopyInto alone would be the list's own
 	if l.Items != nil {
 		out.Items = make([]Pod, len(l.Items))
 		for i := range l.Items {
@@ -90,7 +90,7 @@ func (l *PodDisruptionBudgetList) DeepCopyObject() runtime.Object {
 		return nil
 	}
 	out := &PodDisruptionBudgetList{TypeMeta: l.TypeMeta}
-	l.ListMeta.DeepCopyInto(&out.ListMeta)
+	l.ListMeta.DeepCopyInto(&out.ListMeta) //nolint:staticcheck // DeepCopyInto alone would be the list's own
 	if l.Items != nil {
 		out.Items = make([]PodDisruptionBudget, len(l.Items))
 		for i := range l.Items {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
@@ -214,7 +215,7 @@ func TestExplain(t *testing.T) {
 		kind, name, _ := strings.Cut(tt.target, "/")
 		eventually(t, "/explain of "+tt.target+" equals karpgate explain", func() error {
 			rec := httptest.NewRecorder()
-			loop.loop.ExplainHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/explain?"+kind+"="+name, nil))
+			loop.loop.ExplainHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/explain?"+kind+"="+name, nil))
 			if rec.Code != 200 || rec.Body.String() != cli[tt.target] {
 				return fmt.Errorf("%d:\n%s\nwant\n%s", rec.Code, rec.Body, cli[tt.target])
 			}
@@ -222,13 +223,13 @@ func TestExplain(t *testing.T) {
 		})
 	}
 	rec := httptest.NewRecorder()
-	loop.loop.ExplainHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/explain?nodeclaim=held&format=text", nil))
+	loop.loop.ExplainHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/explain?nodeclaim=held&format=text", nil))
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "Drifted: NOT a candidate") || !strings.Contains(rec.Body.String(), "CE") {
 		t.Errorf("/explain as text in karpgate.yaml's zone = %d:\n%s", rec.Code, rec.Body)
 	}
 	for query, code := range map[string]int{"": 400, "node=a&nodeclaim=b": 400, "node=nope": 404, "node=node-ready&format=yaml": 400} {
 		rec := httptest.NewRecorder()
-		loop.loop.ExplainHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/explain?"+query, nil))
+		loop.loop.ExplainHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/explain?"+query, nil))
 		if rec.Code != code {
 			t.Errorf("/explain?%s = %d, want %d: %s", query, rec.Code, code, rec.Body)
 		}

@@ -19,10 +19,10 @@ const ExitInvalidBudgets = 1
 
 type budgetsOptions struct {
 	nodes, disrupting int
-	from, to, now string
-	format, svg   string
-	at            []string
-	display       displayFlags
+	from, to, now     string
+	format, svg       string
+	at                []string
+	display           displayFlags
 }
 
 func newBudgetsCommand(s Streams) *cobra.Command {

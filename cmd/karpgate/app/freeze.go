@@ -15,8 +15,8 @@ import (
 	"github.com/karpgate/karpgate/disruption/guard"
 )
 
-// ExitNotAllChanged: freeze or resume could not change every NodePool it
-// was asked to (each is named with why); the others were changed.
+// ExitNotAllChanged is the exit code of freeze and resume when some
+// NodePools could not be changed (each is named with why); the others were.
 const ExitNotAllChanged = 1
 
 // selectionFlags pick NodePools by name, by label selector, or all.
@@ -47,7 +47,7 @@ func (f *selectionFlags) selection(names []string) (guard.Selection, error) {
 	if f.selector != "" {
 		s, err := labels.Parse(f.selector)
 		if err != nil {
-			return sel, fmt.Errorf("--selector %q: %v", f.selector, err)
+			return sel, fmt.Errorf("--selector %q: %w", f.selector, err)
 		}
 		sel.Selector = s
 	}
@@ -119,27 +119,43 @@ Exit codes:
 }
 
 func reportFreeze(w io.Writer, results []guard.Result, dryRun bool) error {
+	out := &printer{w: w}
 	would := map[bool]string{true: "would freeze", false: "frozen"}[dryRun]
 	frozen, held := 0, 0
 	for _, r := range results {
 		switch {
 		case r.Err != nil:
-			fmt.Fprintf(w, "NodePool %s: not frozen: %v\n", r.NodePool, r.Err)
+			out.printf("NodePool %s: not frozen: %v\n", r.NodePool, r.Err)
 		case r.Frozen != nil:
 			frozen++
-			fmt.Fprintf(w, "NodePool %s: %s: added spec.disruption.budgets[%d] {nodes: \"0\", reasons: [Drifted]}\n", r.NodePool, would, r.Frozen.Index)
+			out.printf("NodePool %s: %s: added spec.disruption.budgets[%d] {nodes: \"0\", reasons: [Drifted]}\n", r.NodePool, would, r.Frozen.Index)
 		case r.Held != nil:
 			held++
-			fmt.Fprintf(w, "NodePool %s: %s already holds it since %s (%s); left as it is\n", r.NodePool, r.Held.Holder(), r.Held.Since.UTC().Format(time.RFC3339), r.Held.Reason)
+			out.printf("NodePool %s: %s already holds it since %s (%s); left as it is\n", r.NodePool, r.Held.Holder(), r.Held.Since.UTC().Format(time.RFC3339), r.Held.Reason)
 		}
 	}
 	verb := "froze"
 	if dryRun {
 		verb = "would freeze (dry run: nothing changed)"
 	}
-	fmt.Fprintf(w, "%s %d of %d NodePool(s); %d already held; `karpgate resume` lifts it\n", verb, frozen, len(results), held)
+	out.printf("%s %d of %d NodePool(s); %d already held; `karpgate resume` lifts it\n", verb, frozen, len(results), held)
+	if out.err != nil {
+		return out.err
+	}
 	if guard.Failed(results) {
 		return &ExitError{Code: ExitNotAllChanged}
 	}
 	return nil
+}
+
+// printer writes lines and keeps the first error.
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) printf(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
 }

@@ -2,7 +2,6 @@ package app
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"time"
 
@@ -11,8 +10,8 @@ import (
 	"github.com/karpgate/karpgate/disruption/guard"
 )
 
-// ExitResumeRefused: karpgate could not tell its budget from the user's
-// and changed nothing.
+// ExitResumeRefused is resume's exit code when karpgate could not tell its
+// budget from the user's and changed nothing.
 const ExitResumeRefused = 1
 
 func newResumeCommand(s Streams) *cobra.Command {
@@ -72,6 +71,7 @@ Exit codes:
 }
 
 func reportResume(w io.Writer, results []guard.Result, dryRun bool) error {
+	out := &printer{w: w}
 	would := ""
 	if dryRun {
 		would = "would have "
@@ -80,15 +80,15 @@ func reportResume(w io.Writer, results []guard.Result, dryRun bool) error {
 	for _, r := range results {
 		switch {
 		case r.Err != nil:
-			fmt.Fprintf(w, "NodePool %s: not resumed: %v\n", r.NodePool, r.Err)
+			out.printf("NodePool %s: not resumed: %v\n", r.NodePool, r.Err)
 		case r.Outcome == guard.NotHeld:
-			fmt.Fprintf(w, "NodePool %s: karpgate does not hold it; nothing changed\n", r.NodePool)
+			out.printf("NodePool %s: karpgate does not hold it; nothing changed\n", r.NodePool)
 		case r.Outcome == guard.AlreadyGone:
 			lifted++
-			fmt.Fprintf(w, "NodePool %s: karpgate's budget had already been removed; %scleared the record of %s\n", r.NodePool, would, r.Lifted.Holder())
+			out.printf("NodePool %s: karpgate's budget had already been removed; %scleared the record of %s\n", r.NodePool, would, r.Lifted.Holder())
 		case r.Outcome == guard.Removed:
 			lifted++
-			fmt.Fprintf(w, "NodePool %s: %sremoved karpgate's budget spec.disruption.budgets[%d] (%s); drift disruptions follow your budgets again\n", r.NodePool, would, r.Lifted.Index, r.Lifted.Holder())
+			out.printf("NodePool %s: %sremoved karpgate's budget spec.disruption.budgets[%d] (%s); drift disruptions follow your budgets again\n", r.NodePool, would, r.Lifted.Index, r.Lifted.Holder())
 		}
 	}
 	if len(results) > 1 || dryRun {
@@ -96,7 +96,10 @@ func reportResume(w io.Writer, results []guard.Result, dryRun bool) error {
 		if dryRun {
 			verb = "would resume (dry run: nothing changed)"
 		}
-		fmt.Fprintf(w, "%s %d of %d NodePool(s)\n", verb, lifted, len(results))
+		out.printf("%s %d of %d NodePool(s)\n", verb, lifted, len(results))
+	}
+	if out.err != nil {
+		return out.err
 	}
 	if guard.Failed(results) {
 		return &ExitError{Code: ExitNotAllChanged}

@@ -147,7 +147,7 @@ func managerOptions(opts Options, loop *loopEndpoints) manager.Options {
 	return manager.Options{
 		Logger: opts.Log,
 		Metrics: metricsserver.Options{
-			BindAddress:   orOff(opts.MetricsAddr),
+			BindAddress: orOff(opts.MetricsAddr),
 			ExtraHandlers: map[string]http.Handler{
 				deploy.StatusPath:  loop.serve((*controller.Loop).StatusHandler),
 				deploy.ExplainPath: loop.serve((*controller.Loop).ExplainHandler),
