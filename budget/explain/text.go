@@ -101,7 +101,7 @@ func (t *textWriter) pool(p *Pool) {
 			if len(stretches) > 1 {
 				span = t.clock(s.From, time.Time{}) + " → " + t.clock(s.To, s.From)
 			}
-			t.printf("    %-36s %-9s  %s\n", span, s.Allowance.String(), p.Why(reason, s.Allowance, r.Nodes, r.Disrupting))
+			t.printf("    %-36s %-9s  %s\n", span, s.String(), p.Why(reason, s.Allowance, r.Nodes, r.Disrupting))
 			for ; len(stretches) > 1 && next < len(shifts) && shifts[next].At.Before(s.To); next++ {
 				sh := shifts[next]
 				t.printf("    ~ clocks change %s within the stretch above: %s, %s\n", t.clock(sh.At, time.Time{}), sh.After.Abbreviation, budget.UTCOffset(sh.After.Offset))

@@ -24,6 +24,7 @@ import (
 	"github.com/karpgate/karpgate/disruption/explain"
 	"github.com/karpgate/karpgate/test/crdsource"
 	"github.com/karpgate/karpgate/test/testenv"
+	"github.com/karpgate/karpgate/test/wait"
 )
 
 func object(s string) *unstructured.Unstructured {
@@ -213,7 +214,7 @@ func TestExplain(t *testing.T) {
 		Clock: clocktesting.NewFakeClock(now), Location: func() *time.Location { return paris }})
 	for _, tt := range tests {
 		kind, name, _ := strings.Cut(tt.target, "/")
-		eventually(t, "/explain of "+tt.target+" equals karpgate explain", func() error {
+		wait.ForNoError(t, "/explain of "+tt.target+" equals karpgate explain", func() error {
 			rec := httptest.NewRecorder()
 			loop.loop.ExplainHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/explain?"+kind+"="+name, nil))
 			if rec.Code != 200 || rec.Body.String() != cli[tt.target] {

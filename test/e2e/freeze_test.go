@@ -20,6 +20,7 @@ import (
 	"github.com/karpgate/karpgate/disruption/controller"
 	"github.com/karpgate/karpgate/test/crdsource"
 	"github.com/karpgate/karpgate/test/testenv"
+	"github.com/karpgate/karpgate/test/wait"
 )
 
 const (
@@ -116,7 +117,7 @@ func TestFreezeAndResume(t *testing.T) {
 	// The guard is off: the loop lifts the older guard hold, not the freezes.
 	registry := prometheus.NewRegistry()
 	loop := startLoop(t, env, manager.Options{}, controller.Options{Name: "karpgate-freeze", Registerer: registry})
-	eventually(t, "the guard's hold lifted, the freezes kept", func() error {
+	wait.ForNoError(t, "the guard's hold lifted, the freezes kept", func() error {
 		if got, holder := holdOf(t, env, "legacy"); holder != "" || got != `[{"nodes":"10%"}]` {
 			return fmt.Errorf("legacy: %s (%s)", got, holder)
 		}
@@ -186,14 +187,14 @@ func TestRolloutGuardTripsAClusterWideFreeze(t *testing.T) {
 	clk := clocktesting.NewFakeClock(start)
 	loop := startLoop(t, env, manager.Options{}, controller.Options{Name: "karpgate-trip", Clock: clk, Registerer: prometheus.NewRegistry(),
 		Guard: controller.GuardOptions{Enabled: true, ReadyTimeout: 10 * time.Minute, FreezeAfter: 2}})
-	eventually(t, "every NodePool seen before the timeout", func() error {
+	wait.ForNoError(t, "every NodePool seen before the timeout", func() error {
 		if _, holder := holdOf(t, env, "g1"); holder != "" {
 			return fmt.Errorf("g1 held before the timeout")
 		}
 		return nil
 	})
 	clk.Step(11 * time.Minute)
-	eventually(t, "two guard holds trip the freeze", func() error {
+	wait.ForNoError(t, "two guard holds trip the freeze", func() error {
 		for name, want := range map[string]string{"g1": "guard", "g2": "guard", "bystander": "freeze"} {
 			if _, holder := holdOf(t, env, name); holder != want {
 				return fmt.Errorf("%s held by %q, want %q", name, holder, want)
@@ -207,7 +208,7 @@ func TestRolloutGuardTripsAClusterWideFreeze(t *testing.T) {
 		record.Reason != "the rollout guard holds 2 NodePools (g1, g2), at least --rollout-guard-freeze-after=2: drift is frozen cluster-wide" {
 		t.Errorf("the freeze record: %q (%v)", record.Reason, err)
 	}
-	eventually(t, "the freeze event", func() error {
+	wait.ForNoError(t, "the freeze event", func() error {
 		if note := eventNote(t, env.Client, "karpgate-trip", "bystander", "DriftFrozen"); !strings.Contains(note, "karpgate resume --all") {
 			return fmt.Errorf("note %q", note)
 		}

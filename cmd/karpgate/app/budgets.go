@@ -57,7 +57,7 @@ Exit codes:
   karpgate budgets pool.yaml --nodes 12 --disrupting 1 --timezone Europe/Paris --svg budgets.svg
   karpgate budgets pool.yaml --format json --at 2025-01-06T10:00:00Z --at 2025-01-06T18:00:00Z`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(_ *cobra.Command, args []string) error {
 			return runBudgets(s, o, args)
 		},
 	}
