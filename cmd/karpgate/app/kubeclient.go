@@ -43,7 +43,7 @@ func (k *kubeFlags) client() (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: state.NewScheme()})
+	c, err := client.New(state.RESTConfig(cfg), client.Options{Scheme: state.NewScheme()})
 	if err != nil {
 		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("connecting to %s: %w", cfg.Host, err)}
 	}

@@ -59,6 +59,8 @@ admission webhook), and explains what disruption budgets allow.`,
 	root.AddCommand(newServeCommand(s))
 	root.AddCommand(newConvertCommand(s))
 	root.AddCommand(newStatusCommand(s))
+	root.AddCommand(newExplainCommand(s))
+	root.AddCommand(newFreezeCommand(s))
 	root.AddCommand(newResumeCommand(s))
 	root.AddCommand(newLintCommand(s))
 	root.AddCommand(newVerifyCommand(s))

@@ -70,7 +70,8 @@ func valuesFile(opts install.Options) ([]byte, error) {
 		return nil, err
 	}
 	controller, err := mapping(entry{key: "enabled", value: opts.Controller},
-		entry{key: "rolloutGuard", value: opts.RolloutGuard, comment: "Hold a drift rollout whose new nodes do not become Ready, by adding a budget\n{nodes: \"0\", reasons: [Drifted]} to the NodePool; karpgate resume NODEPOOL lifts it."})
+		entry{key: "rolloutGuard", value: opts.RolloutGuard, comment: "Hold a drift rollout whose new nodes do not become Ready, by adding a budget\n{nodes: \"0\", reasons: [Drifted]} to the NodePool; karpgate resume NODEPOOL lifts it."},
+		entry{key: "rolloutGuardFreezeAfter", value: opts.RolloutGuardFreezeAfter, comment: "When the rollout guard holds this many NodePools at once, freeze drift in every\nNodePool (as karpgate freeze --all does); karpgate resume --all lifts it. 0: never."})
 	if err != nil {
 		return nil, err
 	}
