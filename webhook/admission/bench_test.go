@@ -129,8 +129,10 @@ func benchCases(b *testing.B) []benchCase {
 
 // BenchmarkAdmissionRoundTrip is one admission request over HTTPS on
 // loopback, reported against the same request answered "allowed" without
-// evaluating (x-fixed-allowed): the cost of karpgate's policies on top of
-// TLS, HTTP and AdmissionReview decoding.
+// evaluating: the cost of karpgate's policies on top of TLS, HTTP and
+// AdmissionReview decoding. The two alternate call by call, and the ratios
+// of their medians and 99th percentiles are x-fixed-allowed-p50 and
+// x-fixed-allowed-p99; ns/op is one of each.
 func BenchmarkAdmissionRoundTrip(b *testing.B) {
 	s := startBenchServer(b)
 	for _, c := range benchCases(b) {
@@ -142,9 +144,7 @@ func BenchmarkAdmissionRoundTrip(b *testing.B) {
 					}
 				}
 			}
-			benchratio.Benchmark(b, must(c.path, c.body, c.allowed), map[string]func(){
-				"x-fixed-allowed": must("/fixed", c.body, true),
-			})
+			benchratio.Paired(b, must(c.path, c.body, c.allowed), must("/fixed", c.body, true), "x-fixed-allowed")
 		})
 	}
 }
