@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/crdschema"
 	"github.com/karpgate/karpgate/internal/manifest"
 	"github.com/karpgate/karpgate/policies"
 )
@@ -17,8 +17,23 @@ type Options struct {
 	Inputs []string
 	Stdin  io.Reader
 	Engine *policies.Engine
+	// CRDs judges every object as the API server would (schema, CEL rules,
+	// defaults) before the rules see it; nil skips that stage.
+	CRDs *crdschema.Set
 	// Workers bounds concurrent evaluations; 0 means GOMAXPROCS.
 	Workers int
+	// KeepStored renders each object as the API server would store it into
+	// ObjectResult.Stored (`karpgate lint --show-defaults`).
+	KeepStored bool
+}
+
+// stages lists what every object goes through, in order.
+func (opts Options) stages() []Stage {
+	var stages []Stage
+	if opts.CRDs != nil {
+		stages = append(stages, schemaStage{set: opts.CRDs})
+	}
+	return append(stages, newPolicyStage(opts.Engine))
 }
 
 // Run reads every input, then evaluates every Karpenter object. The whole
@@ -30,6 +45,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	report := &Report{Rules: opts.Engine.Catalog(), Sources: sources}
+	if opts.CRDs != nil {
+		report.CRDs = opts.CRDs.Name()
+	}
 	var objects []*manifest.Object
 	err = manifest.Walk(sources, opts.Stdin, func(d *manifest.Document) error {
 		report.Documents++
@@ -54,12 +72,22 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	report.Objects = make([]ObjectResult, len(objects))
+	stages := opts.stages()
 	err = forEach(ctx, len(objects), opts.Workers, func(i int) error {
-		res, err := opts.Engine.Evaluate(ctx, policies.Request{Object: objects[i].Content, Point: config.CI, Inventory: inventory})
-		if err != nil {
-			return err
+		s := &Subject{Object: objects[i], Content: objects[i].Content, Inventory: inventory}
+		for _, st := range stages {
+			if err := st.Check(ctx, s); err != nil {
+				return err
+			}
 		}
-		report.Objects[i] = locate(objects[i], res)
+		report.Objects[i] = locate(s)
+		if opts.KeepStored && s.Stored != nil {
+			written := s.Object.Node
+			if s.Object.APIVersion() != s.Stored["apiVersion"] {
+				written = nil // another version: its order means nothing here
+			}
+			report.Objects[i].Stored = storedNode(written, s.Stored, s.Defaults)
+		}
 		return nil
 	})
 	if err != nil {
@@ -69,7 +97,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 }
 
 // locate attaches file positions to an object's findings.
-func locate(o *manifest.Object, res *policies.Result) ObjectResult {
+func locate(s *Subject) ObjectResult {
+	o, res := s.Object, s.Result
 	r := ObjectResult{
 		Source:     o.Source,
 		APIVersion: o.APIVersion(),

@@ -302,6 +302,13 @@ func (e *Engine) input(req Request, point config.EnforcementPoint) (ast.Value, e
 	if req.Inventory != nil {
 		in.Insert(ast.StringTerm("inventory"), ast.NewTerm(req.Inventory.value))
 	}
+	if len(req.Schema) > 0 {
+		schema, err := schemaValue(req.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("%s: schema verdict: %w", objectRef(req.Object), err)
+		}
+		in.Insert(ast.StringTerm("schema"), ast.NewTerm(schema))
+	}
 	return in, nil
 }
 

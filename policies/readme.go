@@ -92,6 +92,23 @@ Rules see ` + "`input.object`" + `, ` + "`input.oldObject`" + ` (UPDATE), ` + "`
 karpgate.yaml and ` + "`--environment`" + `) and, offline, ` + "`input.inventory`" + ` (the other objects
 of the input); ` + "`data.karpgate.config`" + ` is karpgate.yaml.
 
+## The API server's verdict (KG801-KG810)
+
+` + "`karpgate lint`" + ` first judges every object as the API server would judge a
+` + "`kubectl apply`" + `, offline, with the API server's own code
+(k8s.io/apiextensions-apiserver: structural schema, defaults, unknown fields under strict
+field validation, OpenAPI validation, list types, x-kubernetes-validations CEL rules with
+the API server's cost limits) and Karpenter's CRDs: by default those of the Karpenter
+release linked into karpgate (` + "`karpgate version`" + ` names it), or ` + "`--crds PATH`" + `, or
+` + "`--crds-from-cluster`" + `. Each reason for a refusal becomes ` + "`input.schema`" + ` for the rules under
+[rules/schema/](rules/schema/), one class per rule, with the API server's message and a
+fix where one is obvious (a misspelt field or value, quotes). A v1beta1 object the CRDs no
+longer serve is judged as karpgate's conversion to v1, pointing back at the v1beta1 field.
+The other rules then see the object with the CRD's defaults filled in, as the cluster would
+store it (` + "`--show-defaults`" + ` prints it). When a karpgate rule reports the very field a
+schema finding is about, at least as strictly, only the karpgate rule's finding is shown.
+These rules do not run at admission, where the API server decides itself.
+
 ## Severity, actions and waivers
 
 Each rule has a severity, ` + "`deny`" + ` or ` + "`warn`" + `. karpgate.yaml can turn a rule off, change

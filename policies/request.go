@@ -34,6 +34,23 @@ type Request struct {
 	// Inventory holds the other objects of an offline input for rules that
 	// look across objects; nil at admission, where those rules stay quiet.
 	Inventory *Inventory
+	// Schema is what the API server would refuse about the object, found
+	// offline by lint's CRD schema stage; the rules under rules/schema/
+	// report it. Nil at admission, where the API server decides itself.
+	Schema []SchemaViolation
+}
+
+// SchemaViolation is one reason the API server would refuse the object,
+// as rules see it in input.schema.
+type SchemaViolation struct {
+	// Class is the kind of problem; each rule under rules/schema/ reports
+	// one: required, type, enum, pattern, bounds, rule, unknownField,
+	// metadata, list, other.
+	Class   string `json:"class"`
+	Path    string `json:"path"`
+	Message string `json:"message"`
+	// Fix is "" when the rule's own fix applies.
+	Fix string `json:"fix"`
 }
 
 // Inventory indexes the objects of one input for cross-object rules. It is
@@ -85,4 +102,12 @@ func NewInventory(objects []map[string]any) (*Inventory, error) {
 func nodeClassName(nodePool map[string]any) string {
 	name, _, _ := unstructured.NestedString(nodePool, "spec", "template", "spec", "nodeClassRef", "name")
 	return name
+}
+
+func schemaValue(vs []SchemaViolation) (ast.Value, error) {
+	items := make([]any, len(vs))
+	for i, v := range vs {
+		items[i] = map[string]any{"class": v.Class, "path": v.Path, "message": v.Message, "fix": v.Fix}
+	}
+	return ast.InterfaceToValue(items)
 }
