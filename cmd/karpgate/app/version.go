@@ -31,7 +31,7 @@ func newVersionCommand(s Streams) *cobra.Command {
 		Use:   "version",
 		Short: "Print karpgate's version, the Karpenter APIs it understands and the CRDs lint checks against",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(_ *cobra.Command, _ []string) error {
 			report := versionReport{Info: buildinfo.Read(), CRDs: versionCRDs{Name: crdschema.LinkedName, Module: crdschema.LinkedModule, Version: crdschema.LinkedRelease}}
 			for _, k := range karpenter.Kinds {
 				for _, v := range k.Versions {
