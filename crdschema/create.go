@@ -2,6 +2,7 @@ package crdschema
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -18,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/kube-openapi/pkg/validation/validate"
+
+	"github.com/karpgate/karpgate/internal/manifest"
 )
 
 // Verdict is the API server's answer to creating one object.
@@ -35,6 +38,10 @@ type Verdict struct {
 	// in its order of checking; empty means it would accept it.
 	Violations []Violation
 }
+
+// ErrInternal marks a failure of the validation code itself rather than a
+// verdict on the object: a bug to report, never an answer.
+var ErrInternal = errors.New("internal error")
 
 // serverSetMetadata are the fields the API server sets itself. They are
 // dropped before checking so that `kubectl get -o yaml` output can be
@@ -54,7 +61,7 @@ func (v *Version) Create(ctx context.Context, obj map[string]any) (verdict *Verd
 	// a whole lint run down.
 	defer func() {
 		if r := recover(); r != nil {
-			verdict, err = nil, fmt.Errorf("%s: internal error while validating against %s: %v", v.GVK.Kind, v.CRD, r)
+			verdict, err = nil, fmt.Errorf("%s: %w while validating against %s: %v", v.GVK.Kind, ErrInternal, v.CRD, r)
 		}
 	}()
 	j := &judgement{v: v, c: c, ctx: ctx}
@@ -75,6 +82,9 @@ func (j *judgement) add(class Class, e *field.Error, fix string) {
 
 func (j *judgement) run(obj map[string]any) *Verdict {
 	ss := j.v.structural
+	for _, p := range nonFinite("", obj) {
+		j.violations = append(j.violations, Violation{Class: Other, Path: p, Message: "NaN and infinite numbers have no JSON form: kubectl cannot send the object", Fix: "Write a finite number, or quote the value if it is meant as a string."})
+	}
 	in := jsonCopy(obj).(map[string]any)
 	in["apiVersion"], in["kind"] = j.v.GVK.GroupVersion().String(), j.v.GVK.Kind
 	delete(in, "status")
@@ -192,6 +202,31 @@ func (j *judgement) scale(in map[string]any) field.ErrorList {
 		return field.ErrorList{field.Invalid(path, replicas, "should be a non-negative integer")}
 	case replicas > math.MaxInt32:
 		return field.ErrorList{field.Invalid(path, replicas, fmt.Sprintf("should be less than or equal to %v", math.MaxInt32))}
+	}
+	return nil
+}
+
+// nonFinite lists the paths of NaN and infinite numbers (YAML's .nan and
+// .inf), which JSON cannot carry.
+func nonFinite(path string, v any) []string {
+	switch x := v.(type) {
+	case map[string]any:
+		var out []string
+		for k, val := range x {
+			out = append(out, nonFinite(manifest.ChildPath(path, k), val)...)
+		}
+		slices.Sort(out)
+		return out
+	case []any:
+		var out []string
+		for i, val := range x {
+			out = append(out, nonFinite(manifest.IndexPath(path, i), val)...)
+		}
+		return out
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return []string{path}
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package crdschema
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -19,7 +20,8 @@ import (
 
 // fixFor suggests a fix for an OpenAPI violation of obj.
 func fixFor(ss *structuralschema.Structural, obj map[string]any, class Class, e *field.Error, cause error) string {
-	v, _ := cause.(*openapierrors.Validation)
+	var v *openapierrors.Validation
+	errors.As(cause, &v)
 	switch class {
 	case Required:
 		segs := manifest.ParseFieldPath(e.Field)
@@ -94,18 +96,18 @@ func unknownFieldFix(ss *structuralschema.Structural, path string) string {
 		return ""
 	}
 	name := segs[len(segs)-1].Key
-	parent := schemaAt(ss, segs[:len(segs)-1])
-	if len(segs) == 1 {
-		parent = ss
+	var known []string
+	if len(segs) == 2 && segs[0].Key == "metadata" {
+		known = objectMetaFields
+	} else if parent := schemaAt(ss, segs[:len(segs)-1]); parent != nil {
+		for k := range parent.Properties {
+			known = append(known, k)
+		}
+		slices.Sort(known)
 	}
-	if parent == nil || len(parent.Properties) == 0 {
+	if len(known) == 0 {
 		return "Remove it."
 	}
-	known := make([]string, 0, len(parent.Properties))
-	for k := range parent.Properties {
-		known = append(known, k)
-	}
-	slices.Sort(known)
 	if best := closest(name, known); best != "" {
 		return fmt.Sprintf("Did you mean %q?", best)
 	}
@@ -114,6 +116,9 @@ func unknownFieldFix(ss *structuralschema.Structural, path string) string {
 	}
 	return "Remove it, or move it to where the CRD declares it."
 }
+
+// objectMetaFields are the fields of metadata a manifest may set.
+var objectMetaFields = []string{"annotations", "finalizers", "generateName", "labels", "name", "namespace", "ownerReferences"}
 
 func orTop(path string) string {
 	if path == "" {

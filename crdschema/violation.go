@@ -1,6 +1,8 @@
 package crdschema
 
 import (
+	"errors"
+
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	openapierrors "k8s.io/kube-openapi/pkg/validation/errors"
 )
@@ -57,8 +59,8 @@ type Violation struct {
 
 // classOfOpenAPI classifies one kube-openapi validation error by its code.
 func classOfOpenAPI(err error) Class {
-	v, ok := err.(*openapierrors.Validation)
-	if !ok {
+	var v *openapierrors.Validation
+	if !errors.As(err, &v) {
 		return Other
 	}
 	switch v.Code() {

@@ -24,8 +24,8 @@ type schemaStage struct {
 
 func (st schemaStage) Check(ctx context.Context, s *Subject) error {
 	apiVersion, kind := s.Object.APIVersion(), s.Object.Kind()
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil || !st.set.Has(gv.Group, kind) {
+	gv := schema.FromAPIVersionAndKind(apiVersion, kind)
+	if !st.set.Has(gv.Group, kind) {
 		return nil // no CRD for it in the set: nothing to say
 	}
 	if v, ok := st.set.Lookup(apiVersion, kind); ok {
