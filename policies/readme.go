@@ -90,7 +90,8 @@ rules that compare an UPDATE with ` + "`input.oldObject`" + ` or that mutate.
 Rules see ` + "`input.object`" + `, ` + "`input.oldObject`" + ` (UPDATE), ` + "`input.operation`" + `,
 ` + "`input.enforcementPoint`" + ` (` + "`ci`" + ` or ` + "`admission`" + `), ` + "`input.production`" + ` (from
 karpgate.yaml and ` + "`--environment`" + `) and, offline, ` + "`input.inventory`" + ` (the other objects
-of the input); ` + "`data.karpgate.config`" + ` is karpgate.yaml.
+of the input) and ` + "`input.schema`" + ` (what the API server would refuse, below); in lint,
+` + "`input.object`" + ` carries the CRD's defaults; ` + "`data.karpgate.config`" + ` is karpgate.yaml.
 
 ## The API server's verdict (KG801-KG810)
 

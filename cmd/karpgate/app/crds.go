@@ -98,10 +98,24 @@ func writeStored(w io.Writer, r *lint.Report) error {
 			continue
 		}
 		stored := *o.Stored
-		stored.HeadComment = fmt.Sprintf("%s from %s:%d, as the API server would store it", o.Ref(), manifest.DisplayName(o.Source), o.Position.Line)
+		how := "as the API server would store it"
+		if v := storedAPIVersion(o.Stored); v != o.APIVersion {
+			how = "converted to " + v + " by karpgate, as the API server would store that"
+		}
+		stored.HeadComment = fmt.Sprintf("%s from %s:%d, %s", o.Ref(), manifest.DisplayName(o.Source), o.Position.Line, how)
 		if err := enc.Encode(&stored); err != nil {
 			return err
 		}
 	}
 	return enc.Close()
+}
+
+// storedAPIVersion reads apiVersion from a rendered object.
+func storedAPIVersion(n *yaml.Node) string {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "apiVersion" {
+			return n.Content[i+1].Value
+		}
+	}
+	return ""
 }
