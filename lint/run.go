@@ -5,8 +5,11 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"time"
 
+	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/crdschema"
+	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/internal/manifest"
 	"github.com/karpgate/karpgate/policies"
 )
@@ -17,112 +20,146 @@ type Options struct {
 	Inputs []string
 	Stdin  io.Reader
 	Engine *policies.Engine
-	// CRDs judges every object as the API server would (schema, CEL rules,
-	// defaults) before the rules see it; nil skips that stage.
+	// CRDs, when set, puts a SchemaStage for them first: every object is
+	// judged as the API server would (schema, CEL rules, defaults) before
+	// the other stages and the rules see it, with the CRD's defaults.
 	CRDs *crdschema.Set
-	// Workers bounds concurrent evaluations; 0 means GOMAXPROCS.
-	Workers int
+	// Stages run on every Karpenter object before the policy rules, in
+	// order; see Stage.
+	Stages []Stage
 	// KeepStored renders each object as the API server would store it into
-	// ObjectResult.Stored (`karpgate lint --show-defaults`).
+	// ObjectResult.Stored (`karpgate lint --show-defaults`); it needs CRDs.
 	KeepStored bool
+	// Workers bounds concurrent checks; 0 means GOMAXPROCS.
+	Workers int
 }
 
-// stages lists what every object goes through, in order.
-func (opts Options) stages() []Stage {
-	var stages []Stage
-	if opts.CRDs != nil {
-		stages = append(stages, schemaStage{set: opts.CRDs})
-	}
-	return append(stages, newPolicyStage(opts.Engine))
-}
-
-// Run reads every input, then evaluates every Karpenter object. The whole
-// input is read first because cross-object rules need all of it. A parse
-// error stops the run: a manifest that cannot be read cannot be checked.
+// Run reads the inputs as a stream and checks every Karpenter object as it
+// comes: documents are parsed and checked on Workers goroutines, and only a
+// few of them are in memory at once, whatever the size of the input. What
+// the cross-object rules need (a small index of every object and a few
+// fields of each object they apply to) is kept until the input is read;
+// then they run. Reports list objects and findings in input order however
+// the work was spread. A parse error stops the run with the first one in
+// input order: a manifest that cannot be read cannot be checked.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	sources, err := manifest.ExpandInputs(opts.Inputs)
 	if err != nil {
 		return nil, err
 	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	stages := opts.Stages
 	report := &Report{Rules: opts.Engine.Catalog(), Sources: sources}
 	if opts.CRDs != nil {
+		stages = append([]Stage{NewSchemaStage(opts.CRDs, opts.Engine)}, stages...)
 		report.CRDs = opts.CRDs.Name()
 	}
-	var objects []*manifest.Object
-	err = manifest.Walk(sources, opts.Stdin, func(d *manifest.Document) error {
-		report.Documents++
-		for _, o := range d.Objects {
-			if policies.Handles(o.APIVersion(), o.Kind()) {
-				objects = append(objects, o)
-			} else {
-				report.Skipped++
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	l := &linter{
+		engine:      opts.Engine,
+		stages:      stages,
+		keepStored:  opts.KeepStored,
+		schemaRules: schemaRuleIDs(opts.Engine.Catalog()),
+		workers:     workers,
+		now:         opts.Engine.Now(), // one instant for every object of the run
+		paths:       opts.Engine.CrossObjectPaths(),
+		crossKind:   map[string]bool{},
+		inventory:   policies.NewInventoryBuilder(),
+		report:      report,
+	}
+	for _, k := range karpenter.Kinds {
+		l.crossKind[k.Kind] = opts.Engine.HasCrossObjectRules(k.Kind, config.CI)
+		l.indexing = l.indexing || l.crossKind[k.Kind]
+	}
+	if err := l.stream(ctx, sources, opts.Stdin); err != nil {
 		return nil, err
 	}
-	contents := make([]map[string]any, len(objects))
-	for i, o := range objects {
-		contents[i] = o.Content
-	}
-	inventory, err := policies.NewInventory(contents)
-	if err != nil {
+	if err := l.crossObject(ctx); err != nil {
 		return nil, err
 	}
-	report.Objects = make([]ObjectResult, len(objects))
-	stages := opts.stages()
-	err = forEach(ctx, len(objects), opts.Workers, func(i int) error {
-		s := &Subject{Object: objects[i], Content: objects[i].Content, Inventory: inventory}
-		for _, st := range stages {
-			if err := st.Check(ctx, s); err != nil {
-				return err
-			}
-		}
-		report.Objects[i] = locate(s)
-		if opts.KeepStored && s.Stored != nil {
-			written := s.Object.Node
-			if s.Object.APIVersion() != s.Stored["apiVersion"] {
-				written = nil // another version: its order means nothing here
-			}
-			report.Objects[i].Stored = storedNode(written, s.Stored, s.Defaults)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return report, nil
+	return l.report, nil
 }
 
-// locate attaches file positions to an object's findings.
-func locate(s *Subject) ObjectResult {
-	o, res := s.Object, s.Result
-	r := ObjectResult{
+// linter is one run's state.
+type linter struct {
+	engine  *policies.Engine
+	stages  []Stage
+	workers int
+	// keepStored: ask a stage that can render the object as stored.
+	keepStored  bool
+	schemaRules map[string]bool
+	now         time.Time
+	// paths are the engine's CrossObjectPaths: nil means keep whole nodes.
+	paths     []string
+	crossKind map[string]bool // kinds the cross-object rules apply to
+	// indexing: some cross-object rule is enabled, so objects are indexed.
+	indexing bool
+
+	// Owned by the goroutine that collects results, in input order.
+	report    *Report
+	inventory *policies.InventoryBuilder
+	deferred  []deferred
+}
+
+// check runs the stages and the rules that need no other object on one
+// object, and keeps what the cross-object rules will need of it.
+func (l *linter) check(ctx context.Context, o *manifest.Object) (checked, error) {
+	c := checked{result: ObjectResult{
 		Source:     o.Source,
 		APIVersion: o.APIVersion(),
 		Kind:       o.Kind(),
 		Name:       o.Name(),
 		Position:   o.Position(""),
-	}
-	at := func(fs []policies.Finding) []Finding {
-		out := make([]Finding, 0, len(fs))
-		for _, f := range fs {
-			out = append(out, Finding{Finding: f, File: o.Source, Position: o.Position(f.Path)})
+	}}
+	var findings []policies.Finding
+	for _, s := range l.stages {
+		var fs []policies.Finding
+		var err error
+		if st, ok := s.(storingStage); ok && l.keepStored {
+			fs, c.result.Stored, err = st.checkStored(ctx, o)
+		} else {
+			fs, err = s.Check(ctx, o)
 		}
-		return out
+		if err != nil {
+			return c, err
+		}
+		findings = append(findings, fs...)
 	}
-	r.Findings, r.Waived = at(res.Findings), at(res.Waived)
-	return r
+	res, err := l.engine.Evaluate(ctx, policies.Request{Object: o.Content, Point: config.CI, SkipCrossObject: true, Now: l.now})
+	if err != nil {
+		return c, err
+	}
+	findings = append(findings, res.Findings...)
+	findings = append(findings, res.Waived...)
+	findings = foldSchemaFindings(l.schemaRules, findings)
+	policies.SortFindings(findings)
+	for _, f := range findings {
+		located := Finding{Finding: f, File: o.Source, Position: o.Position(f.Path)}
+		if f.Waived {
+			c.result.Waived = append(c.result.Waived, located)
+		} else {
+			c.result.Findings = append(c.result.Findings, located)
+		}
+	}
+	if !l.indexing {
+		return c, nil
+	}
+	if c.entry, err = l.engine.NewInventoryEntry(o.Content); err != nil {
+		return c, err
+	}
+	if l.crossKind[c.result.Kind] {
+		if c.deferred, err = l.keep(o); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
 }
 
 // forEach calls fn for 0..n-1 on up to workers goroutines and returns the
 // first error.
 func forEach(ctx context.Context, n, workers int, fn func(int) error) error {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	workers = min(workers, n)
 	next := make(chan int)
 	var wg sync.WaitGroup

@@ -110,6 +110,13 @@ store it (` + "`--show-defaults`" + ` prints it). When a karpgate rule reports t
 schema finding is about, at least as strictly, only the karpgate rule's finding is shown.
 These rules do not run at admission, where the API server decides itself.
 
+` + "`karpgate lint`" + ` streams its input, so a rule that reads ` + "`input.inventory`" + ` (a
+cross-object rule) runs after the whole input is read, on what lint kept: the fields the
+built-in cross-object rules read. Of the object, its apiVersion, kind, name, namespace,
+nodeClassRef, NodePool kubelet block and kubelet compatibility annotation; of the other
+objects, their apiVersion, kubelet block and compatibility annotation. A ` + "`--policy`" + ` rule that reads ` + "`input.inventory`" + ` sees whole objects instead;
+lint then keeps every object until the end, and its memory grows with the input.
+
 ## Severity, actions and waivers
 
 Each rule has a severity, ` + "`deny`" + ` or ` + "`warn`" + `. karpgate.yaml can turn a rule off, change

@@ -170,6 +170,7 @@ func runLint(ctx context.Context, s Streams, f lintFlags, args []string) error {
 	if err != nil {
 		return usage(err)
 	}
+	defer tuneGCForStreaming(engine)()
 	report, err := lint.Run(ctx, lint.Options{Inputs: args, Stdin: s.In, Engine: engine, CRDs: crds, KeepStored: f.schema.showDefaults})
 	if err != nil {
 		return usage(err)
