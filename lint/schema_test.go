@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/crdschema"
 	"github.com/karpgate/karpgate/policies"
 	"github.com/karpgate/karpgate/test/controlplane"
@@ -134,5 +135,70 @@ spec:
 		if _, ok := rules["KG807"]; ok {
 			t.Errorf("KG807 should fold into KG402:\n%s", describe(r))
 		}
+	}
+}
+
+// refusedTwice is refused by the API server for two reasons: an unknown
+// field (KG807) and a weight above 100 (KG805); it waives a third class.
+const refusedTwice = `apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: refused
+  annotations: {karpgate.io/waive-KG806: "checked by hand"}
+spec:
+  weight: 200
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: node.kubernetes.io/instance-type, operator: Gt, values: ["1", "2"]}
+  disruption:
+    consolidateAfter: 1m
+    consolidateAftr: 2m
+`
+
+// The schema stage is a Stage like any other: given through Options.Stages
+// on several workers it reports what Options.CRDs does, and its findings
+// are configured (actions, disabled rules) and waived like any rule's.
+func TestSchemaStageIsConfiguredLikeAnyRule(t *testing.T) {
+	cfg, err := config.Parse("karpgate.yaml", []byte("rules:\n  KG807: {severity: warn}\n  KG805: {enabled: false}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		cfg  *config.Config
+		want []string
+	}{
+		{"defaults", nil, []string{"deny KG805 spec.weight", "deny KG807 spec.disruption.consolidateAftr", "waived KG806 spec.template.spec.requirements"}},
+		{"configured", cfg, []string{"warn KG807 spec.disruption.consolidateAftr", "waived KG806 spec.template.spec.requirements"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			engine := engineFor(t, tt.cfg)
+			stage := NewSchemaStage(linkedCRDs(t), engine)
+			input := strings.Repeat(refusedTwice+"---\n", 8)
+			r, err := Run(context.Background(), Options{Inputs: []string{"-"}, Stdin: strings.NewReader(input), Engine: engine, Stages: []Stage{stage}, Workers: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Objects) != 8 {
+				t.Fatalf("%d objects", len(r.Objects))
+			}
+			for _, o := range r.Objects {
+				var got []string
+				for _, f := range o.Findings {
+					if strings.HasPrefix(f.RuleID, "KG8") {
+						got = append(got, string(f.Action)+" "+f.RuleID+" "+f.Path)
+					}
+				}
+				for _, f := range o.Waived {
+					got = append(got, "waived "+f.RuleID+" "+f.Path)
+				}
+				if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+					t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+				}
+			}
+		})
 	}
 }
