@@ -7,17 +7,32 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	goldenfile "github.com/karpgate/karpgate/test/golden"
 
 	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/crdschema"
 	"github.com/karpgate/karpgate/policies"
 )
 
 // fixedNow pins budget analysis: Wednesday 5 June 2024, noon UTC.
 var fixedNow = time.Date(2024, 6, 5, 12, 0, 0, 0, time.UTC)
+
+// linked is the CRD set the binary links, compiled once for the whole test
+// binary as `karpgate lint` does once per run.
+var linked = sync.OnceValues(crdschema.Linked)
+
+func linkedCRDs(t testing.TB) *crdschema.Set {
+	t.Helper()
+	set, err := linked()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
 
 func engineFor(t testing.TB, cfg *config.Config) *policies.Engine {
 	t.Helper()
@@ -81,7 +96,7 @@ func TestRuleFixtures(t *testing.T) {
 			}
 			engine := engineFor(t, cfg)
 			for _, name := range []string{"fail", "pass"} {
-				report, err := Run(context.Background(), Options{Inputs: []string{filepath.Join(dir, name+".yaml"), filepath.Join(root, "common.yaml")}, Engine: engine})
+				report, err := Run(context.Background(), Options{Inputs: []string{filepath.Join(dir, name+".yaml"), filepath.Join(root, "common.yaml")}, Engine: engine, CRDs: linkedCRDs(t)})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -109,18 +124,18 @@ func TestRuleFixtures(t *testing.T) {
 // TestDocsWorkedExamples lints the budget and AMI examples from Karpenter's
 // documentation (testdata/docs) with the clock pinned.
 func TestDocsWorkedExamples(t *testing.T) {
-	report, err := Run(context.Background(), Options{Inputs: []string{"testdata/docs"}, Engine: engineFor(t, config.Default().WithEnvironment("production"))})
+	report, err := Run(context.Background(), Options{Inputs: []string{"testdata/docs"}, Engine: engineFor(t, config.Default().WithEnvironment("production")), CRDs: linkedCRDs(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := describe(report)
 	for _, want := range []string{
 		// sat-sun is a wrap-around range robfig/cron rejects: every voluntary disruption is blocked.
-		`weekend.yaml:12:9 deny KG201 NodePool/weekend-freeze spec.disruption.budgets[0].schedule: "0 9 * * sat-sun" is not a valid cron: beginning of range (6) beyond end of range (0)`,
+		`weekend.yaml:14:9 deny KG201 NodePool/weekend-freeze spec.disruption.budgets[0].schedule: "0 9 * * sat-sun" is not a valid cron: beginning of range (6) beyond end of range (0)`,
 		// A nodes "0" window over weekday nights leaves Drifted unlimited by day and over the weekend.
-		`evenings.yaml:12:9 warn KG302 NodePool/no-drift-after-hours spec.disruption.budgets[0]: Drifted disruptions are unlimited whenever no budget covering them is active, every week: Tue–Fri 09:00–17:00 and Sat 09:00–Mon 17:00 (UTC)`,
+		`evenings.yaml:14:9 warn KG302 NodePool/no-drift-after-hours spec.disruption.budgets[0]: Drifted disruptions are unlimited whenever no budget covering them is active, every week: Tue–Fri 09:00–17:00 and Sat 09:00–Mon 17:00 (UTC)`,
 		// Business-hours freeze for Drifted and Underutilized: unlimited outside it.
-		`business-hours.yaml:13:9 warn KG302 NodePool/business-hours spec.disruption.budgets[0]: Underutilized and Drifted disruptions are unlimited whenever no budget covering them is active, every week: Mon–Thu 17:00–09:00 next day and Fri 17:00–Mon 09:00 (UTC)`,
+		`business-hours.yaml:15:9 warn KG302 NodePool/business-hours spec.disruption.budgets[0]: Underutilized and Drifted disruptions are unlimited whenever no budget covering them is active, every week: Mon–Thu 17:00–09:00 next day and Fri 17:00–Mon 09:00 (UTC)`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing finding:\n%s\ngot:\n%s", want, got)
@@ -204,7 +219,7 @@ func TestDescribeIsStable(t *testing.T) {
 	// Two runs over the same input must render identically although objects
 	// are evaluated concurrently.
 	run := func() string {
-		r, err := Run(context.Background(), Options{Inputs: []string{"../policies/testdata/rules"}, Engine: engineFor(t, nil), Workers: 4})
+		r, err := Run(context.Background(), Options{Inputs: []string{"../policies/testdata/rules"}, Engine: engineFor(t, nil), CRDs: linkedCRDs(t), Workers: 4})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/manifest"
 	"github.com/karpgate/karpgate/policies"
@@ -30,6 +32,9 @@ type Report struct {
 	Objects []ObjectResult
 	// Rules is the engine's catalog, for formats that describe rules.
 	Rules policies.Catalog
+	// CRDs names the CRD set objects were judged with; "" when the schema
+	// stage was off.
+	CRDs string
 }
 
 // ObjectResult is the verdict on one object.
@@ -41,6 +46,10 @@ type ObjectResult struct {
 	Name       string            `json:"name"`
 	Findings   []Finding         `json:"findings"`
 	Waived     []Finding         `json:"waived,omitempty"`
+	// Stored is the object as the API server would store it (the CRD's
+	// defaults applied and marked, unknown fields pruned), with
+	// Options.KeepStored; nil otherwise or when no CRD judged it.
+	Stored *yaml.Node `json:"-"`
 }
 
 // Ref names the object for people: "NodePool/default".

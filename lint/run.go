@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/crdschema"
 	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/internal/manifest"
 	"github.com/karpgate/karpgate/policies"
@@ -19,9 +20,16 @@ type Options struct {
 	Inputs []string
 	Stdin  io.Reader
 	Engine *policies.Engine
+	// CRDs, when set, puts a SchemaStage for them first: every object is
+	// judged as the API server would (schema, CEL rules, defaults) before
+	// the other stages and the rules see it, with the CRD's defaults.
+	CRDs *crdschema.Set
 	// Stages run on every Karpenter object before the policy rules, in
 	// order; see Stage.
 	Stages []Stage
+	// KeepStored renders each object as the API server would store it into
+	// ObjectResult.Stored (`karpgate lint --show-defaults`); it needs CRDs.
+	KeepStored bool
 	// Workers bounds concurrent checks; 0 means GOMAXPROCS.
 	Workers int
 }
@@ -43,15 +51,23 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	stages := opts.Stages
+	report := &Report{Rules: opts.Engine.Catalog(), Sources: sources}
+	if opts.CRDs != nil {
+		stages = append([]Stage{NewSchemaStage(opts.CRDs, opts.Engine)}, stages...)
+		report.CRDs = opts.CRDs.Name()
+	}
 	l := &linter{
-		engine:    opts.Engine,
-		stages:    opts.Stages,
-		workers:   workers,
-		now:       opts.Engine.Now(), // one instant for every object of the run
-		paths:     opts.Engine.CrossObjectPaths(),
-		crossKind: map[string]bool{},
-		inventory: policies.NewInventoryBuilder(),
-		report:    &Report{Rules: opts.Engine.Catalog(), Sources: sources},
+		engine:      opts.Engine,
+		stages:      stages,
+		keepStored:  opts.KeepStored,
+		schemaRules: schemaRuleIDs(opts.Engine.Catalog()),
+		workers:     workers,
+		now:         opts.Engine.Now(), // one instant for every object of the run
+		paths:       opts.Engine.CrossObjectPaths(),
+		crossKind:   map[string]bool{},
+		inventory:   policies.NewInventoryBuilder(),
+		report:      report,
 	}
 	for _, k := range karpenter.Kinds {
 		l.crossKind[k.Kind] = opts.Engine.HasCrossObjectRules(k.Kind, config.CI)
@@ -71,7 +87,10 @@ type linter struct {
 	engine  *policies.Engine
 	stages  []Stage
 	workers int
-	now     time.Time
+	// keepStored: ask a stage that can render the object as stored.
+	keepStored  bool
+	schemaRules map[string]bool
+	now         time.Time
 	// paths are the engine's CrossObjectPaths: nil means keep whole nodes.
 	paths     []string
 	crossKind map[string]bool // kinds the cross-object rules apply to
@@ -96,7 +115,13 @@ func (l *linter) check(ctx context.Context, o *manifest.Object) (checked, error)
 	}}
 	var findings []policies.Finding
 	for _, s := range l.stages {
-		fs, err := s.Check(ctx, o)
+		var fs []policies.Finding
+		var err error
+		if st, ok := s.(storingStage); ok && l.keepStored {
+			fs, c.result.Stored, err = st.checkStored(ctx, o)
+		} else {
+			fs, err = s.Check(ctx, o)
+		}
 		if err != nil {
 			return c, err
 		}
@@ -108,6 +133,7 @@ func (l *linter) check(ctx context.Context, o *manifest.Object) (checked, error)
 	}
 	findings = append(findings, res.Findings...)
 	findings = append(findings, res.Waived...)
+	findings = foldSchemaFindings(l.schemaRules, findings)
 	policies.SortFindings(findings)
 	for _, f := range findings {
 		located := Finding{Finding: f, File: o.Source, Position: o.Position(f.Path)}

@@ -86,6 +86,16 @@ func (r Rule) DefaultAction(point config.EnforcementPoint) config.Action {
 	return r.Severity
 }
 
+// ReportsSchema reports whether r is one of the built-in rules under
+// rules/schema/, which report lint's CRD schema verdict (input.schema)
+// rather than judging the object themselves.
+func (r Rule) ReportsSchema() bool {
+	return r.Builtin && strings.HasPrefix(r.key, schemaRulePrefix)
+}
+
+// schemaRulePrefix starts the package name of the rules in rules/schema/.
+const schemaRulePrefix = "schema_"
+
 // RunsAt reports whether r is evaluated at point.
 func (r Rule) RunsAt(point config.EnforcementPoint) bool {
 	return len(r.Points) == 0 || slices.Contains(r.Points, point)

@@ -32,6 +32,10 @@ type queries struct {
 	// groups evaluate the rule groups, one each, which the others leave
 	// out: the engine memoizes them by their footprint (see groups.go).
 	groups []rego.PreparedEvalQuery
+	// schema is only the rules that report lint's CRD schema verdict
+	// (input.schema): lint evaluates them only for an object the API
+	// server would refuse, and the other selections leave them out.
+	schema rego.PreparedEvalQuery
 	// mutations is only the enabled admission rules that declare
 	// custom.mutates, for the mutating webhook, which would otherwise
 	// evaluate the whole set the validating webhook evaluates right after.
@@ -43,6 +47,7 @@ const (
 	selectAll          = "all"
 	selectSingleObject = "singleObject"
 	selectCrossObject  = "crossObject"
+	selectSchema       = "schema"
 )
 
 func findingsQuery(selection string) string {
@@ -69,6 +74,7 @@ func prepareQueries(ctx context.Context, compiler *ast.Compiler, store storage.S
 		{&qs.all, findingsQuery(selectAll)},
 		{&qs.singleObject, findingsQuery(selectSingleObject)},
 		{&qs.crossObject, findingsQuery(selectCrossObject)},
+		{&qs.schema, findingsQuery(selectSchema)},
 		{&qs.mutations, mutationsQuery},
 	} {
 		if *q.into, err = prepare(q.query); err != nil {
@@ -92,9 +98,10 @@ func newStore(set *policySet, cfg *config.Config, groups []*ruleGroup) (storage.
 		return nil, err
 	}
 	selections := map[string]func(Rule) bool{
-		selectAll:          func(r Rule) bool { return r.group == "" },
-		selectSingleObject: func(r Rule) bool { return !r.crossObject && r.group == "" },
+		selectAll:          func(r Rule) bool { return r.group == "" && !r.ReportsSchema() },
+		selectSingleObject: func(r Rule) bool { return !r.crossObject && r.group == "" && !r.ReportsSchema() },
 		selectCrossObject:  func(r Rule) bool { return r.crossObject },
+		selectSchema:       func(r Rule) bool { return r.ReportsSchema() },
 	}
 	for _, g := range groups {
 		selections[g.id] = func(r Rule) bool { return r.group == g.id }

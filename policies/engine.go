@@ -351,3 +351,32 @@ func objectRef(o map[string]any) string {
 	}
 	return kind + "/" + name
 }
+
+// ReportSchema turns what the API server would refuse about an object
+// (found offline by lint's CRD schema stage) into findings: the rules under
+// rules/schema/ each report one class of violation from input.schema, so
+// that their actions, severities and waivers are configured like any
+// rule's. Only those rules run; Evaluate leaves them out.
+func (e *Engine) ReportSchema(ctx context.Context, object map[string]any, vs []SchemaViolation) (*Result, error) {
+	if len(vs) == 0 {
+		return &Result{}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	in, _, err := e.input(Request{Object: object}, config.CI)
+	if err != nil {
+		return nil, err
+	}
+	schema, err := schemaValue(vs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: schema verdict: %w", objectRef(object), err)
+	}
+	in.Insert(ast.StringTerm("schema"), ast.NewTerm(schema))
+	ref := objectRef(object)
+	found, err := e.violations(ctx, e.queries.schema, in, e.now(), ref)
+	if err != nil {
+		return nil, err
+	}
+	return e.result(found, config.CI, waiversOf(object))
+}

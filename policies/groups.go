@@ -31,7 +31,7 @@ type ruleGroup struct {
 // groupRules gives every rule with a memoizable footprint a group: a rule
 // joins the first group whose footprint covers its own, and the widest
 // footprints go first, so that few groups form. Mutation and cross-object
-// rules stay out.
+// rules stay out, and so do the schema rules, which have their own query.
 func groupRules(c *ast.Compiler, catalog Catalog, cfg *config.Config) []*ruleGroup {
 	type candidate struct {
 		rule int
@@ -40,7 +40,7 @@ func groupRules(c *ast.Compiler, catalog Catalog, cfg *config.Config) []*ruleGro
 	var candidates []candidate
 	for i := range catalog {
 		r := &catalog[i]
-		if r.Mutates || r.crossObject {
+		if r.Mutates || r.crossObject || r.ReportsSchema() {
 			continue
 		}
 		ref := ast.MustParseRef(r.Package).Append(ast.StringTerm("violation"))

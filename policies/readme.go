@@ -90,7 +90,28 @@ rules that compare an UPDATE with ` + "`input.oldObject`" + ` or that mutate.
 Rules see ` + "`input.object`" + `, ` + "`input.oldObject`" + ` (UPDATE), ` + "`input.operation`" + `,
 ` + "`input.enforcementPoint`" + ` (` + "`ci`" + ` or ` + "`admission`" + `), ` + "`input.production`" + ` (from
 karpgate.yaml and ` + "`--environment`" + `) and, offline, ` + "`input.inventory`" + ` (the other objects
-of the input); ` + "`data.karpgate.config`" + ` is karpgate.yaml.
+of the input); in lint, ` + "`input.object`" + ` carries the CRD's defaults (below);
+` + "`data.karpgate.config`" + ` is karpgate.yaml.
+
+## The API server's verdict (KG801-KG810)
+
+` + "`karpgate lint`" + ` first judges every object as the API server would judge a
+` + "`kubectl apply`" + `, offline, with the API server's own code
+(k8s.io/apiextensions-apiserver: structural schema, defaults, unknown fields under strict
+field validation, OpenAPI validation, list types, x-kubernetes-validations CEL rules with
+the API server's cost limits) and Karpenter's CRDs: by default those of the Karpenter
+release linked into karpgate (` + "`karpgate version`" + ` names it), or ` + "`--crds PATH`" + `, or
+` + "`--crds-from-cluster`" + `. Each reason for a refusal becomes ` + "`input.schema`" + ` for the rules under
+[rules/schema/](rules/schema/), one class per rule, with the API server's message and a
+fix where one is obvious (a misspelt field or value, quotes); only those rules see
+` + "`input.schema`" + `, and they run only for an object the API server would refuse, so
+they cost nothing on a clean object. They are configured, waived and reported like any
+rule; their points are ` + "`[ci]`" + `. A v1beta1 object the CRDs no
+longer serve is judged as karpgate's conversion to v1, pointing back at the v1beta1 field.
+The other rules then see the object with the CRD's defaults filled in, as the cluster would
+store it (` + "`--show-defaults`" + ` prints it). When a karpgate rule reports the very field a
+schema finding is about, at least as strictly, only the karpgate rule's finding is shown.
+At admission the API server decides itself.
 
 ` + "`karpgate lint`" + ` streams its input, so a rule that reads ` + "`input.inventory`" + ` (a
 cross-object rule) runs after the whole input is read, on what lint kept: the fields the

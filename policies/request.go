@@ -45,6 +45,21 @@ type Request struct {
 	Now time.Time
 }
 
+// SchemaViolation is one reason the API server would refuse the object,
+// found offline by lint's CRD schema stage; the rules under rules/schema/
+// report them (Engine.ReportSchema), each rule one class, and see them in
+// input.schema.
+type SchemaViolation struct {
+	// Class is the kind of problem; each rule under rules/schema/ reports
+	// one: required, type, enum, pattern, bounds, rule, unknownField,
+	// metadata, list, other.
+	Class   string `json:"class"`
+	Path    string `json:"path"`
+	Message string `json:"message"`
+	// Fix is "" when the rule's own fix applies.
+	Fix string `json:"fix"`
+}
+
 // Inventory indexes the objects of one input for cross-object rules. It is
 // converted to Rego's representation once and shared by every request of
 // the run, so giving each object the whole input costs nothing per object.
@@ -64,4 +79,12 @@ type Inventory struct {
 func nodeClassName(nodePool map[string]any) string {
 	name, _, _ := unstructured.NestedString(nodePool, "spec", "template", "spec", "nodeClassRef", "name")
 	return name
+}
+
+func schemaValue(vs []SchemaViolation) (ast.Value, error) {
+	items := make([]any, len(vs))
+	for i, v := range vs {
+		items[i] = map[string]any{"class": v.Class, "path": v.Path, "message": v.Message, "fix": v.Fix}
+	}
+	return ast.InterfaceToValue(items)
 }

@@ -182,3 +182,21 @@ func TestJSONInput(t *testing.T) {
 		t.Fatalf("JSON positions: %+v", p)
 	}
 }
+
+func TestFieldPathsRoundTrip(t *testing.T) {
+	for _, path := range []string{
+		"spec.disruption.budgets[1].schedule",
+		"metadata.annotations[karpenter.sh/nodepool-hash]",
+		"spec.tags[kubernetes.io/cluster/demo]",
+		"items[0]",
+		"spec",
+		"",
+	} {
+		if got := FormatFieldPath(ParseFieldPath(path)); got != path {
+			t.Errorf("%q comes back as %q", path, got)
+		}
+	}
+	if got := IndexPath(ChildPath(ChildPath("", "spec"), "a.b"), 2); got != "spec[a.b][2]" {
+		t.Errorf("got %q", got)
+	}
+}

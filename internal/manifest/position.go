@@ -94,3 +94,33 @@ func Locate(node *yaml.Node, segs []PathSegment) Position {
 	}
 	return pos
 }
+
+// ChildPath appends a map key to a field path, bracketing keys that would be
+// ambiguous after a dot (label and annotation keys, tag names):
+// `spec.disruption`, `metadata.annotations[karpenter.sh/nodepool-hash]`.
+func ChildPath(path, key string) string {
+	if key == "" || strings.ContainsAny(key, ".[]/ ") {
+		return path + "[" + key + "]"
+	}
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// IndexPath appends a list index to a field path: `spec.budgets[1]`.
+func IndexPath(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
+
+// FormatFieldPath writes segments back as a field path; it is the inverse
+// of ParseFieldPath.
+func FormatFieldPath(segs []PathSegment) string {
+	path := ""
+	for _, seg := range segs {
+		if seg.IsIndex {
+			path = IndexPath(path, seg.Index)
+		} else {
+			path = ChildPath(path, seg.Key)
+		}
+	}
+	return path
+}

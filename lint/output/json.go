@@ -38,12 +38,14 @@ type jsonReport struct {
 type jsonTool struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
+	// CRDs names the CRD set objects were judged with, when any.
+	CRDs string `json:"crds,omitempty"`
 }
 
 // JSON writes the summary, the active findings and the waived ones.
 func JSON(w io.Writer, r *lint.Report, opts Options) error {
 	out := jsonReport{
-		Tool:     jsonTool{Name: "karpgate", Version: opts.ToolVersion},
+		Tool:     jsonTool{Name: "karpgate", Version: opts.ToolVersion, CRDs: r.CRDs},
 		Summary:  r.Summary(),
 		Findings: jsonFindings(r.Findings()),
 		Waived:   jsonFindings(r.WaivedFindings()),

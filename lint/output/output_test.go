@@ -12,15 +12,17 @@ import (
 
 	goldenfile "github.com/karpgate/karpgate/test/golden"
 
+	"github.com/karpgate/karpgate/crdschema"
 	"github.com/karpgate/karpgate/lint"
 	"github.com/karpgate/karpgate/policies"
 )
 
-// report lints testdata/input with the clock pinned: a production class
-// with @latest (deny) and a waived finding, an invalid budget schedule
+// report lints testdata/input with the clock pinned and Karpenter's CRDs: a
+// production class with @latest (deny) and a waived finding whose problem
+// the CRD's own rule still refuses (deny), an invalid budget schedule
 // (deny), a window read as an allowance and a missing class (warnings), a
-// name with characters formats must escape, a skipped ConfigMap and a clean
-// file.
+// name with characters formats must escape (which the API server refuses:
+// deny), a skipped ConfigMap and a clean file.
 func report(t *testing.T) *lint.Report {
 	t.Helper()
 	now := time.Date(2024, 6, 5, 12, 0, 0, 0, time.UTC)
@@ -28,7 +30,11 @@ func report(t *testing.T) *lint.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := lint.Run(context.Background(), lint.Options{Inputs: []string{"testdata/input"}, Engine: engine})
+	crds, err := crdschema.Linked()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := lint.Run(context.Background(), lint.Options{Inputs: []string{"testdata/input"}, Engine: engine, CRDs: crds})
 	if err != nil {
 		t.Fatal(err)
 	}

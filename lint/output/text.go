@@ -62,10 +62,14 @@ func Text(w io.Writer, r *lint.Report, opts Options) error {
 	if s.Deny+s.Warn > 0 {
 		verdict = fmt.Sprintf("%s, %s", paint(ansiRed, plural(s.Deny, "denial", "denials")), paint(ansiYellow, plural(s.Warn, "warning", "warnings")))
 	}
-	fmt.Fprintf(b, "%s, %d waived: %s checked in %s (%s), %s skipped\n",
+	fmt.Fprintf(b, "%s, %d waived: %s checked in %s (%s), %s skipped",
 		verdict, s.Waived, plural(s.Objects, "Karpenter object", "Karpenter objects"),
 		plural(s.Files, "file", "files"), plural(s.Documents, "document", "documents"),
 		plural(s.Skipped, "other object", "other objects"))
+	if r.CRDs != "" {
+		fmt.Fprintf(b, "; CRDs: %s", r.CRDs)
+	}
+	fmt.Fprintln(b)
 	return b.Flush()
 }
 

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/sumdb/dirhash"
 )
 
@@ -83,7 +84,60 @@ func filesFromPin(ctx context.Context, pinDir, subdir string) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	zipPath, err := download(ctx, pinDir, pin)
+	return filesOf(ctx, pinDir, pin, subdir)
+}
+
+// LinkedFiles returns the YAML files directly under subdir of a module the
+// karpgate module itself requires, at the version its go.mod names and
+// checked against its go.sum: what a linked module ships besides Go code,
+// such as the examples of the Karpenter release whose CRDs lint links.
+func LinkedFiles(ctx context.Context, module, subdir string) ([]File, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return nil, err
+	}
+	mod, err := modfile.ParseLax("go.mod", data, nil)
+	if err != nil {
+		return nil, err
+	}
+	version := ""
+	for _, r := range mod.Require {
+		if r.Mod.Path == module {
+			version = r.Mod.Version
+		}
+	}
+	if version == "" {
+		return nil, fmt.Errorf("go.mod does not require %s", module)
+	}
+	pin, err := readSum(filepath.Join(root, "go.sum"), module, version)
+	if err != nil {
+		return nil, err
+	}
+	return filesOf(ctx, root, pin, subdir)
+}
+
+// readSum finds the module hash line of module@version in a go.sum.
+func readSum(goSum, module, version string) (Pin, error) {
+	data, err := os.ReadFile(goSum)
+	if err != nil {
+		return Pin{}, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if fields := strings.Fields(line); len(fields) == 3 && fields[0] == module && fields[1] == version {
+			return Pin{Module: module, Version: version, Hash: fields[2]}, nil
+		}
+	}
+	return Pin{}, fmt.Errorf("%s has no hash for %s %s", goSum, module, version)
+}
+
+// filesOf downloads the module a pin names, checks its zip against the
+// pinned hash and reads the YAML files under subdir.
+func filesOf(ctx context.Context, dir string, pin Pin, subdir string) ([]File, error) {
+	zipPath, err := download(ctx, dir, pin)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +146,7 @@ func filesFromPin(ctx context.Context, pinDir, subdir string) ([]File, error) {
 		return nil, fmt.Errorf("hashing %s: %w", zipPath, err)
 	}
 	if hash != pin.Hash {
-		return nil, fmt.Errorf("%s@%s in the module cache hashes to %s, but %s pins %s", pin.Module, pin.Version, hash, filepath.Join(pinDir, "go.sum"), pin.Hash)
+		return nil, fmt.Errorf("%s@%s in the module cache hashes to %s, but %s pins %s", pin.Module, pin.Version, hash, filepath.Join(dir, "go.sum"), pin.Hash)
 	}
 	return readZip(zipPath, pin.Module+"@"+pin.Version+"/"+subdir+"/")
 }
@@ -157,7 +211,7 @@ func readZip(zipPath, prefix string) ([]File, error) {
 		files = append(files, File{Name: f.Name, Data: data})
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: no CRD YAML under %s", zipPath, prefix)
+		return nil, fmt.Errorf("%s: no YAML under %s", zipPath, prefix)
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
 	return files, nil

@@ -81,3 +81,18 @@ func TestReadPinNeedsModuleLine(t *testing.T) {
 		t.Fatal("a go.sum with only a /go.mod line pins nothing")
 	}
 }
+
+// LinkedFiles reads a module the karpgate module requires at the version
+// go.mod names: here the examples shipped with the linked Karpenter release.
+func TestLinkedFiles(t *testing.T) {
+	files, err := LinkedFiles(context.Background(), "github.com/aws/karpenter-provider-aws", "examples/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 20 || !strings.Contains(files[0].Name, "github.com/aws/karpenter-provider-aws@v1.") {
+		t.Fatalf("got %d files, first %q", len(files), files[0].Name)
+	}
+	if _, err := LinkedFiles(context.Background(), "example.com/not-required", "x"); err == nil || !strings.Contains(err.Error(), "does not require") {
+		t.Fatalf("a module go.mod does not require: %v", err)
+	}
+}

@@ -20,6 +20,15 @@ import (
 const lintLong = `Check Karpenter NodePools, EC2NodeClasses and NodeClaims against karpgate's
 rule set (and your own with --policy), offline, as CI does.
 
+First every object is judged as the API server would judge a kubectl apply,
+with the API server's own validation code and Karpenter's CRDs: schema,
+x-kubernetes-validations (CEL) rules, defaults, unknown fields (rules
+KG801-KG810). The CRDs are those of the Karpenter release linked into
+karpgate (see karpgate version), or --crds, or --crds-from-cluster. A v1beta1
+object the CRDs no longer serve is judged as karpgate's conversion to v1,
+with findings pointing at the v1beta1 field. The rules then reason about the
+object with the CRD's defaults filled in, as the cluster would store it.
+
 Inputs are files, folders (read recursively for .yaml, .yml and .json) and -
 for standard input; each may hold several YAML or JSON documents and List
 kinds. Objects that are not Karpenter kinds are skipped and counted. Every
@@ -42,10 +51,13 @@ Formats (--format, repeatable; NAME=FILE writes to a file):
 const lintExample = `  karpgate lint manifests/
   karpgate lint --environment production --config karpgate.yaml clusters/prod
   karpgate lint --format sarif=karpgate.sarif --format text .
-  kubectl get nodepools,ec2nodeclasses -o yaml | karpgate lint -`
+  kubectl get nodepools,ec2nodeclasses -o yaml | karpgate lint -
+  karpgate lint --crds charts/karpenter-crd-rendered.yaml manifests/
+  karpgate lint --show-defaults nodepool.yaml > stored.yaml`
 
 type lintFlags struct {
 	engine     engineFlags
+	schema     schemaFlags
 	formats    []string
 	failOnWarn bool
 	color      string
@@ -116,6 +128,7 @@ func newLintCommand(s Streams) *cobra.Command {
 		},
 	}
 	f.engine.register(cmd)
+	f.schema.register(cmd)
 	cmd.Flags().StringArrayVar(&f.formats, "format", nil, "output format, optionally =FILE: "+strings.Join(output.Names(), ", ")+" (repeatable; default text)")
 	cmd.Flags().BoolVar(&f.failOnWarn, "fail-on-warn", false, "exit 2 when there are warnings but no deny findings")
 	cmd.Flags().StringVar(&f.color, "color", "auto", "colour text output: auto (only on a terminal), always or never")
@@ -132,7 +145,13 @@ func runLint(ctx context.Context, s Streams, f lintFlags, args []string) error {
 	if err != nil {
 		return usage(err)
 	}
-	color, err := useColor(f.color, s.Out)
+	// With --show-defaults, standard output carries the stored objects and
+	// the report moves to standard error.
+	reportOut := s.Out
+	if f.schema.showDefaults {
+		reportOut = s.Err
+	}
+	color, err := useColor(f.color, reportOut)
 	if err != nil {
 		return usage(err)
 	}
@@ -147,14 +166,23 @@ func runLint(ctx context.Context, s Streams, f lintFlags, args []string) error {
 	if len(args) == 0 {
 		return usage(fmt.Errorf("no input: give files, folders or - for standard input"))
 	}
-	defer tuneGCForStreaming(engine)()
-	report, err := lint.Run(ctx, lint.Options{Inputs: args, Stdin: s.In, Engine: engine})
+	crds, err := f.schema.set(ctx)
 	if err != nil {
 		return usage(err)
 	}
+	defer tuneGCForStreaming(engine)()
+	report, err := lint.Run(ctx, lint.Options{Inputs: args, Stdin: s.In, Engine: engine, CRDs: crds, KeepStored: f.schema.showDefaults})
+	if err != nil {
+		return usage(err)
+	}
+	if f.schema.showDefaults {
+		if err := writeStored(s.Out, report); err != nil {
+			return usage(err)
+		}
+	}
 	opts := output.Options{ToolVersion: buildinfo.Read().Version}
 	for _, t := range targets {
-		if err := writeTarget(s.Out, t, report, opts, color); err != nil {
+		if err := writeTarget(reportOut, t, report, opts, color); err != nil {
 			return usage(err)
 		}
 	}

@@ -45,6 +45,15 @@ func TestLintExitCodes(t *testing.T) {
 		{"bad --now", []string{"--now", "tomorrow", "testdata/clean.yaml"}, "", 3, "--now"},
 		{"bad --color", []string{"--color", "sometimes", "testdata/clean.yaml"}, "", 3, "--color"},
 		{"unknown flag", []string{"--frmat", "json"}, "", 3, "unknown flag"},
+		{"refused by the API server", []string{"testdata/refused.yaml"}, "", 1, ""},
+		{"--schema=false leaves policy only", []string{"--schema=false", "testdata/refused.yaml"}, "", 0, ""},
+		{"--crds replaces the linked CRDs", []string{"--crds", "testdata/crds/small-nodepool-crd.yaml", "testdata/refused.yaml"}, "", 0, ""},
+		{"--crds folder", []string{"--crds", "testdata/crds/small-nodepool-crd.yaml", "--crds", "testdata/clean.yaml", "testdata/refused.yaml"}, "", 0, ""},
+		{"--crds without CRDs", []string{"--crds", "testdata/clean.yaml", "testdata/refused.yaml"}, "", 3, "no CustomResourceDefinition found"},
+		{"--crds Helm template", []string{"--crds", "testdata/crds", "testdata/refused.yaml"}, "", 3, "looks like a Helm template: render it first"},
+		{"--crds and --crds-from-cluster", []string{"--crds", "testdata/crds/small-nodepool-crd.yaml", "--crds-from-cluster", "testdata/refused.yaml"}, "", 3, "give one"},
+		{"--schema=false with --crds", []string{"--schema=false", "--crds", "testdata/crds/small-nodepool-crd.yaml", "testdata/refused.yaml"}, "", 3, "--schema=false turns off"},
+		{"--crds-from-cluster without a cluster", []string{"--crds-from-cluster", "--kubeconfig", "testdata/nope-kubeconfig", "testdata/refused.yaml"}, "", 3, "kubeconfig"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,6 +65,24 @@ func TestLintExitCodes(t *testing.T) {
 				t.Fatalf("stderr %q does not mention %q", stderr, tt.wantErr)
 			}
 		})
+	}
+}
+
+// --show-defaults prints what the API server would store on standard output,
+// defaults marked, and moves the report to standard error.
+func TestLintShowDefaults(t *testing.T) {
+	code, stdout, stderr := run(t, "", "lint", now, "--show-defaults", "testdata/deny.yaml", "testdata/clean.yaml")
+	if code != 1 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	golden(t, "lint-show-defaults.golden", stdout)
+	if !strings.Contains(stderr, "KG201") || strings.Contains(stdout, "KG201") {
+		t.Errorf("the report belongs on standard error:\nstdout %s\nstderr %s", stdout, stderr)
+	}
+	for _, want := range []string{"expireAfter: 720h # default", "consolidationPolicy: WhenEmptyOrUnderutilized # default", "metadataOptions: # default"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stored objects lack %q", want)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/karpgate/karpgate/crdschema"
 	"github.com/karpgate/karpgate/internal/buildinfo"
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
@@ -14,16 +15,24 @@ import (
 type versionReport struct {
 	buildinfo.Info
 	KarpenterAPIs []string `json:"karpenterAPIs"`
+	// CRDs is the CRD set lint checks against by default.
+	CRDs versionCRDs `json:"crds"`
+}
+
+type versionCRDs struct {
+	Name    string `json:"name"`
+	Module  string `json:"module"`
+	Version string `json:"version"`
 }
 
 func newVersionCommand(s Streams) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print karpgate's version and the Karpenter APIs it understands",
+		Short: "Print karpgate's version, the Karpenter APIs it understands and the CRDs lint checks against",
 		Args:  cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
-			report := versionReport{Info: buildinfo.Read()}
+			report := versionReport{Info: buildinfo.Read(), CRDs: versionCRDs{Name: crdschema.LinkedName, Module: crdschema.LinkedModule, Version: crdschema.LinkedRelease}}
 			for _, k := range karpenter.Kinds {
 				for _, v := range k.Versions {
 					report.KarpenterAPIs = append(report.KarpenterAPIs, k.Group+"/"+v+" "+k.Kind)
@@ -35,9 +44,10 @@ func newVersionCommand(s Streams) *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(report)
 			case "text", "":
-				fmt.Fprintf(s.Out, "karpgate %s\ncommit:   %s\ngo:       %s\nplatform: %s\nKarpenter APIs:\n  %s\n",
+				fmt.Fprintf(s.Out, "karpgate %s\ncommit:   %s\ngo:       %s\nplatform: %s\nKarpenter APIs:\n  %s\nCRDs:     %s, from %s %s (lint's default; --crds or --crds-from-cluster replace it)\n",
 					report.Version, report.Commit, report.GoVersion, report.Platform,
-					strings.Join(report.KarpenterAPIs, "\n  "))
+					strings.Join(report.KarpenterAPIs, "\n  "),
+					report.CRDs.Name, report.CRDs.Module, report.CRDs.Version)
 				return nil
 			default:
 				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--output %q: want text or json", output)}

@@ -14,7 +14,7 @@ func TestVersion(t *testing.T) {
 		check    func(t *testing.T, stdout, stderr string)
 	}{
 		{[]string{"version"}, ExitOK, func(t *testing.T, stdout, _ string) {
-			for _, want := range []string{"karpgate ", "commit:", "go:       go1.", "karpenter.sh/v1beta1 NodePool", "karpenter.k8s.aws/v1 EC2NodeClass"} {
+			for _, want := range []string{"karpgate ", "commit:", "go:       go1.", "karpenter.sh/v1beta1 NodePool", "karpenter.k8s.aws/v1 EC2NodeClass", "CRDs:     Karpenter v1."} {
 				if !strings.Contains(stdout, want) {
 					t.Errorf("version output lacks %q:\n%s", want, stdout)
 				}
@@ -25,7 +25,7 @@ func TestVersion(t *testing.T) {
 			if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 				t.Fatal(err)
 			}
-			if len(got.KarpenterAPIs) != 6 || got.GoVersion == "" || got.Version == "" {
+			if len(got.KarpenterAPIs) != 6 || got.GoVersion == "" || got.Version == "" || got.CRDs.Module != "github.com/aws/karpenter-provider-aws" || got.CRDs.Version == "" {
 				t.Errorf("incomplete report %+v", got)
 			}
 		}},

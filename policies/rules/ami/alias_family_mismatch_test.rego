@@ -18,3 +18,7 @@ test_same_family_in_other_case_passes if {
 test_no_amifamily_passes if {
 	count(violation) == 0 with input as {"object": testlib.node_class({"amiSelectorTerms": [{"alias": "al2023@latest"}]})}
 }
+
+test_custom_family_with_alias_passes if {
+	count(violation) == 0 with input as {"object": class("Custom", "al2023@v20240807")}
+}

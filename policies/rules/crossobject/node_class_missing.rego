@@ -3,8 +3,9 @@
 # description: >-
 #   Offline, karpgate sees only the files given. A NodePool whose EC2NodeClass
 #   is not among them is either a typo (the NodePool never becomes ready) or
-#   a class managed elsewhere. Only reported when linting files, never at
-#   admission.
+#   a class managed elsewhere. Only reported when the input holds
+#   EC2NodeClasses at all: linting a lone NodePool file, with its classes
+#   kept elsewhere, is normal in CI. Never reported at admission.
 # custom:
 #   id: KG501
 #   severity: warn
@@ -15,7 +16,7 @@ package karpgate.rules.crossobject_node_class_missing
 import data.karpgate.lib
 
 violation contains {
-	"msg": sprintf("EC2NodeClass %q is not in the input%s", [name, suggestion]),
+	"msg": sprintf("EC2NodeClass %q is not in the input; it has %s", [name, concat(", ", sort(known))]),
 	"path": concat(".", [lib.node_class_ref_path, "name"]),
 } if {
 	is_object(input.inventory)
@@ -24,9 +25,5 @@ violation contains {
 	object.get(lib.node_class_ref, "kind", "EC2NodeClass") == "EC2NodeClass"
 	not input.inventory.objects.EC2NodeClass[name]
 	known := object.keys(object.get(input.inventory.objects, "EC2NodeClass", {}))
-	suggestion := known_classes(known)
+	count(known) > 0
 }
-
-known_classes(known) := "" if count(known) == 0
-
-known_classes(known) := sprintf("; it has %s", [concat(", ", sort(known))]) if count(known) > 0

@@ -107,3 +107,13 @@ reasons := ["Underutilized", "Empty", "Drifted"]
 and_list(xs) := xs[0] if count(xs) == 1
 
 and_list(xs) := concat(" and ", [concat(", ", array.slice(xs, 0, count(xs) - 1)), xs[count(xs) - 1]]) if count(xs) > 1
+
+# --- The API server's verdict (lint's CRD schema stage) -----------------------
+
+# input.schema lists what the API server would refuse about the object, found
+# offline by lint from Karpenter's CRDs; each rule under rules/schema/ reports
+# one class of it. Absent at admission, where the API server itself decides.
+schema_violations(class) := {{"msg": s.message, "path": s.path, "fix": s.fix} |
+	some s in input.schema
+	s.class == class
+}

@@ -1,0 +1,35 @@
+package lint
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/karpgate/karpgate/internal/manifest"
+)
+
+// FuzzRunWithSchema lints arbitrary input through every stage, the CRD
+// schema stage included (v1beta1 objects go through conversion and back to
+// their own field paths): the only error allowed is input that does not
+// parse, and no input may panic.
+func FuzzRunWithSchema(f *testing.F) {
+	for _, seed := range []string{
+		string(corpus(10)),
+		"apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata: {name: a}\nspec: {template: {spec: {nodeClassRef: {apiVersion: x/y/z}, kubelet: {maxPods: x}}}, disruption: {expireAfter: 1d, consolidateAfter: 1}}\n",
+		"apiVersion: karpenter.k8s.aws/v1beta1\nkind: EC2NodeClass\nmetadata: {name: b}\nspec: {amiFamily: Ubuntu, amiSelectorTerms: []}\n",
+		"apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: c, annotations: {karpgate.io/waive-KG806: because}}\nspec: {amiSelectorTerms: [{alias: windows2019@v1}, {}], tags: {a: .nan}}\n",
+		"apiVersion: karpenter.sh/v1\nkind: NodeClaimList\nitems: [{apiVersion: karpenter.sh/v1, kind: NodeClaim, metadata: {name: d}, spec: 3}]\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	engine := engineFor(f, nil)
+	crds := linkedCRDs(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, err := Run(context.Background(), Options{Inputs: []string{"-"}, Stdin: bytes.NewReader(data), Engine: engine, CRDs: crds, KeepStored: true})
+		var parseErr *manifest.ParseError
+		if err != nil && !errors.As(err, &parseErr) {
+			t.Fatalf("%v\ninput:\n%s", err, data)
+		}
+	})
+}

@@ -1,0 +1,143 @@
+package lint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/karpgate/karpgate/conversion"
+	"github.com/karpgate/karpgate/crdschema"
+	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/internal/manifest"
+	"github.com/karpgate/karpgate/policies"
+)
+
+// SchemaStage judges each object as the API server would with a CRD set
+// (schema, CEL rules, defaults, unknown fields) and reports what it would
+// refuse through the rules under policies/rules/schema (KG801-KG810), so
+// that those findings are configured and waived like any rule's. It hands
+// the later stages and the rules the object with the CRD's defaults, so
+// that they reason about what the cluster would store (a NodePool without
+// budgets has the CRD's 10% budget, for instance).
+//
+// The set compiles each CRD version once, on first use, and is safe for
+// concurrent use; so is the stage.
+type SchemaStage struct {
+	set    *crdschema.Set
+	engine *policies.Engine
+}
+
+// NewSchemaStage returns the stage for set, reporting through engine's
+// schema rules.
+func NewSchemaStage(set *crdschema.Set, engine *policies.Engine) *SchemaStage {
+	return &SchemaStage{set: set, engine: engine}
+}
+
+// Check implements Stage.
+func (st *SchemaStage) Check(ctx context.Context, obj *manifest.Object) ([]policies.Finding, error) {
+	findings, _, err := st.check(ctx, obj, false)
+	return findings, err
+}
+
+// checkStored is Check that also renders the object as the API server
+// would store it (nil when no CRD of the set judged it), for
+// `karpgate lint --show-defaults`.
+func (st *SchemaStage) checkStored(ctx context.Context, obj *manifest.Object) ([]policies.Finding, *yaml.Node, error) {
+	return st.check(ctx, obj, true)
+}
+
+func (st *SchemaStage) check(ctx context.Context, obj *manifest.Object, render bool) ([]policies.Finding, *yaml.Node, error) {
+	apiVersion, kind := obj.APIVersion(), obj.Kind()
+	gv := schema.FromAPIVersionAndKind(apiVersion, kind)
+	if !st.set.Has(gv.Group, kind) {
+		return nil, nil, nil // no CRD for it in the set: nothing to say
+	}
+	var (
+		verdict    *crdschema.Verdict
+		violations []policies.SchemaViolation
+		err        error
+	)
+	written := obj.Node
+	if v, ok := st.set.Lookup(apiVersion, kind); ok {
+		if verdict, err = v.Create(ctx, obj.Content); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", obj.Ref(), err)
+		}
+		violations = schemaViolations(verdict.Violations, nil)
+	} else if v, ok := st.set.Lookup(gv.Group+"/"+karpenter.V1, kind); ok && gv.Version == karpenter.V1Beta1 {
+		written = nil // another version: the author's field order means nothing there
+		if verdict, violations, err = st.checkConverted(ctx, obj, v); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		violations = []policies.SchemaViolation{{
+			Class:   string(crdschema.Other),
+			Path:    "apiVersion",
+			Message: fmt.Sprintf("the CRD set %s does not serve %s %s; it serves %s", st.set.Name(), apiVersion, kind, strings.Join(st.set.Served(gv.Group, kind), ", ")),
+		}}
+	}
+	res, err := st.engine.ReportSchema(ctx, obj.Content, violations)
+	if err != nil {
+		return nil, nil, err
+	}
+	findings := append(res.Findings, res.Waived...)
+	var stored *yaml.Node
+	if render && verdict != nil {
+		stored = storedNode(written, verdict.Stored, verdict.Defaults)
+	}
+	// Rules see the object as stored (defaults applied) but unpruned: a
+	// rule about a field the API server would drop must still see it. A
+	// v1beta1 object judged as its conversion stays as written.
+	if verdict != nil && written != nil {
+		obj.Content = verdict.Defaulted
+	}
+	return findings, stored, nil
+}
+
+// checkConverted judges a v1beta1 object the set does not serve as
+// karpgate's conversion to v1 would write it, pointing each violation back
+// at the v1beta1 field it came from. Rules keep seeing the v1beta1 object.
+func (st *SchemaStage) checkConverted(ctx context.Context, obj *manifest.Object, v *crdschema.Version) (*crdschema.Verdict, []policies.SchemaViolation, error) {
+	converted, err := conversion.Convert(ctx, obj.Content, karpenter.V1, conversion.Options{})
+	if err != nil {
+		violation := policies.SchemaViolation{Class: string(crdschema.Other), Message: "cannot be converted to v1 to check it against the CRD: " + err.Error()}
+		var fe *conversion.FieldError
+		if errors.As(err, &fe) {
+			violation.Path, violation.Message, violation.Fix = fe.Path, "cannot be converted to v1 to check it against the CRD: "+fe.Problem, fe.Fix
+		}
+		return nil, []policies.SchemaViolation{violation}, nil
+	}
+	verdict, err := v.Create(ctx, converted)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", obj.Ref(), err)
+	}
+	violations := schemaViolations(verdict.Violations, func(path string) string { return conversion.V1Beta1Path(obj.Content, path) })
+	for i, violation := range violations {
+		where := ""
+		if v1Path := verdict.Violations[i].Path; v1Path != violation.Path {
+			where = " " + v1Path
+		}
+		violations[i].Message = fmt.Sprintf("as v1 (karpgate's conversion)%s: %s", where, violation.Message)
+	}
+	return verdict, violations, nil
+}
+
+// schemaViolations turns the verdict into the policy engine's input,
+// mapping paths when the object was judged in another form.
+func schemaViolations(vs []crdschema.Violation, mapPath func(string) string) []policies.SchemaViolation {
+	if len(vs) == 0 {
+		return nil
+	}
+	out := make([]policies.SchemaViolation, len(vs))
+	for i, v := range vs {
+		path := v.Path
+		if mapPath != nil {
+			path = mapPath(path)
+		}
+		out[i] = policies.SchemaViolation{Class: string(v.Class), Path: path, Message: v.Message, Fix: v.Fix}
+	}
+	return out
+}

@@ -1,0 +1,20 @@
+# METADATA
+# title: Value outside the allowed values
+# description: >-
+#   The CRD lists the values the field may take and this is not one of them
+#   (spelling and case matter), so the API server refuses the object.
+#   Found offline by lint with the API server's own validation code and the
+#   CRDs of the Karpenter release karpgate links (or --crds,
+#   --crds-from-cluster); the message is the API server's. Not evaluated at
+#   admission, where the API server decides itself.
+# custom:
+#   id: KG803
+#   severity: deny
+#   kinds: ["*"]
+#   points: [ci]
+#   fix: Use one of the values the message lists.
+package karpgate.rules.schema_enum
+
+import data.karpgate.lib
+
+violation contains v if some v in lib.schema_violations("enum")
