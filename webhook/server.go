@@ -84,6 +84,7 @@ func New(opts Options) (*Server, error) {
 	if opts.CertReloadInterval > 0 {
 		certs = certs.WithWatchInterval(opts.CertReloadInterval)
 	}
+	certs.RegisterCallback(observeServingCertificate)
 	port := opts.Port
 	if port == 0 {
 		port = DefaultPort

@@ -76,7 +76,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := review.Request
 	review.Request = nil
 	review.Response = h.review(r.Context(), req)
-	if review.Response.Result.Status == metav1.StatusFailure {
+	failed := review.Response.Result.Status == metav1.StatusFailure
+	countReview(req.DesiredAPIVersion, failed)
+	if failed {
 		h.Log.Info("conversion failed", "uid", req.UID, "desiredAPIVersion", req.DesiredAPIVersion, "objects", len(req.Objects), "message", review.Response.Result.Message)
 	}
 	out, err := json.Marshal(review)
