@@ -11,6 +11,11 @@ ASSETS      := $(CURDIR)/bin/k8s/$(K8S_VERSION)
 TOOLS       := $(ASSETS)/kube-apiserver $(ASSETS)/etcd $(ASSETS)/kubectl
 HELM_VERSION := v3.22.0
 HELM        := $(CURDIR)/bin/helm/$(HELM_VERSION)/helm
+# Prometheus v3.14.0 is module version v0.314.0: hack/prometheus pins it, and
+# go.mod requires the same version for the PromQL parser the dashboard test
+# uses.
+PROMETHEUS_VERSION := v3.14.0
+PROMTOOL    := $(CURDIR)/bin/promtool/$(PROMETHEUS_VERSION)/promtool
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS     := -s -w -X github.com/karpgate/karpgate/internal/buildinfo.Version=$(VERSION) \
@@ -29,8 +34,10 @@ TEST_FLAGS  ?=
 export KUBEBUILDER_ASSETS := $(ASSETS)
 # The install tests render the Helm chart with this helm.
 export KARPGATE_HELM := $(HELM)
+# The alert tests run this promtool.
+export KARPGATE_PROMTOOL := $(PROMTOOL)
 
-.PHONY: build tools helm manifests test unit e2e lint bench load fuzz run clean help
+.PHONY: build tools helm promtool manifests test unit e2e lint bench load fuzz run clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -66,18 +73,29 @@ $(HELM):
 	@echo "building helm $(HELM_VERSION) from source"
 	CGO_ENABLED=0 GOBIN=$(dir $@) $(GO) install -trimpath -ldflags '-s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)' helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
-manifests: ## Regenerate manifests/ (kustomize base, cert-manager overlay, Helm chart) from the Go types.
+promtool: $(PROMTOOL) ## Build promtool from the Go module proxy (once; cached), for the alert tests.
+
+# remove_all_sd leaves out Prometheus's cloud service discovery (AWS, Azure,
+# GCE and a dozen more SDKs), which `promtool test rules` never uses.
+$(PROMTOOL):
+	@mkdir -p $(dir $@)
+	@echo "building promtool $(PROMETHEUS_VERSION) from source"
+	cd hack/prometheus && CGO_ENABLED=0 $(GO) build -trimpath -tags remove_all_sd \
+	  -ldflags '-s -w -X github.com/prometheus/common/version.Version=$(PROMETHEUS_VERSION:v%=%)' \
+	  -o $@ github.com/prometheus/prometheus/cmd/promtool
+
+manifests: ## Regenerate manifests/ (kustomize base and overlays, monitoring, Helm chart) from the Go types.
 	$(GO) run ./cmd/karpgate manifests --out manifests
 
 # build is a prerequisite so that the command the Dockerfile runs is the one
 # CI runs (test/e2e/dockerfile_test.go keeps them identical).
-test: lint tools helm build ## Lint, build, then every test: unit, fuzz seeds, e2e against a real API server.
+test: lint tools helm promtool build ## Lint, build, then every test: unit, fuzz seeds, e2e against a real API server.
 	$(GO) test -count=1 -timeout 30m $(TEST_FLAGS) ./...
 
-unit: ## Only the tests that need no API server.
+unit: promtool ## Only the tests that need no API server.
 	$(GO) test -count=1 $(TEST_FLAGS) $$($(GO) list ./... | grep -v /test/e2e)
 
-e2e: tools helm ## Only the end-to-end tests.
+e2e: tools helm promtool ## Only the end-to-end tests.
 	$(GO) test -count=1 -timeout 30m $(TEST_FLAGS) ./test/...
 
 lint: ## go vet and gofmt.

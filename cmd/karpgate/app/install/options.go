@@ -45,6 +45,8 @@ type Options struct {
 	CertManager bool
 	// Config is karpgate.yaml, mounted from a ConfigMap.
 	Config string
+	// Monitoring: scrape annotations, ServiceMonitor, alerts, dashboard.
+	Monitoring MonitoringOptions
 }
 
 // WebhookPolicy is what the API server does around one webhook call.
@@ -88,6 +90,7 @@ func Defaults() Options {
 		Controller:  true,
 		CertManager: true,
 		Config:      DefaultConfig,
+		Monitoring:  DefaultMonitoring(),
 	}
 }
 
