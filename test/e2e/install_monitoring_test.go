@@ -43,7 +43,8 @@ var helmMonitoringVariant = rendering{name: "helm monitoring values", namespace:
 		"--set", "monitoring.prometheusServiceAccount.name=prometheus-k8s", "--set", "monitoring.prometheusServiceAccount.namespace=monitoring",
 		"--set", "monitoring.prometheusRule.labels.role=alert-rules",
 		"--set", "monitoring.prometheusRule.alerts.driftStuckFor=45m", "--set", "monitoring.prometheusRule.alerts.blockedFor=3d",
-		"--set", "monitoring.prometheusRule.alerts.denialsPerMinute=0.5", "--set", "monitoring.prometheusRule.alerts.errorRatio=0.01",
+		// --set reads 0.5 as text; the schema wants a number, as --set-json gives.
+		"--set-json", "monitoring.prometheusRule.alerts.denialsPerMinute=0.5", "--set-json", "monitoring.prometheusRule.alerts.errorRatio=0.01",
 		"--set", "monitoring.prometheusRule.alerts.certificateExpiryDays=30",
 		"--set", "monitoring.dashboard.labels.team=platform",
 	}, chartMonitoringValues...)
@@ -150,7 +151,7 @@ var badValues = []struct {
 	{"a number as text", "replicas=two", "at '/replicas': got string, want integer"},
 	{"a failure policy in lower case", "webhooks.validating.failurePolicy=fail", "at '/webhooks/validating/failurePolicy': value must be one of 'Fail', 'Ignore'"},
 	{"a timeout the API server refuses", "webhooks.mutating.timeoutSeconds=31", "at '/webhooks/mutating/timeoutSeconds': maximum: got 31, want 30"},
-	{"a ratio as a percentage", "monitoring.prometheusRule.alerts.errorRatio=5", "at '/monitoring/prometheusRule/alerts/errorRatio'"},
+	{"a ratio as a percentage", "monitoring.prometheusRule.alerts.errorRatio=5", "at '/monitoring/prometheusRule/alerts/errorRatio': exclusiveMaximum: got 5, want 1"},
 	{"a duration Prometheus cannot read", "monitoring.prometheusRule.alerts.driftStuckFor=2 hours", "at '/monitoring/prometheusRule/alerts/driftStuckFor'"},
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
 	"github.com/karpgate/karpgate/cmd/karpgate/app/install"
@@ -54,7 +55,18 @@ func TestObservabilityAgainstLiveMetrics(t *testing.T) {
 		PolicyDirs: []string{"../testdata/observability/policies"},
 		Serve:      func(o *serve.Options) { o.ReloadInterval = 100 * time.Millisecond },
 	})
-	createWithStatus(t, env.Client, readObjects(t, "disruption", "cluster.yaml"))
+	objs := readObjects(t, "disruption", "cluster.yaml")
+	for _, o := range objs {
+		// The fixtures are written against Karpenter v1.15.1's CRDs, which
+		// default consolidateAfter; v1.0.8's, which make run serves,
+		// require it.
+		if _, found, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "disruption", "consolidateAfter"); o.GetKind() == "NodePool" && !found {
+			if err := unstructured.SetNestedField(o.Object, "0s", "spec", "disruption", "consolidateAfter"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	createWithStatus(t, env.Client, objs)
 	apply := func(file string, wantExit int, extra ...string) {
 		t.Helper()
 		if res := env.Kubectl(nil, append([]string{"apply", "-f", file}, extra...)...); res.ExitCode != wantExit {

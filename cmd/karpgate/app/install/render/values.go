@@ -136,7 +136,7 @@ func valueDocs() map[string]valueDoc {
 		"monitoring.prometheusRule":                      {comment: "Recording rules and alerts, each with a runbook line (README: Operating karpgate)."},
 		"monitoring.prometheusRule.enabled":              {comment: "Render the PrometheusRule."},
 		"monitoring.prometheusRule.labels":               labels("PrometheusRule, for a Prometheus whose ruleSelector wants some"),
-		"monitoring.prometheusRule.alerts":               {comment: "Alert thresholds."},
+		"monitoring.prometheusRule.alerts":               {comment: "Alert thresholds. helm --set reads a fraction such as 0.5 as text: use --set-json for those."},
 		"monitoring.prometheusRule.alerts.driftStuckFor": duration("KarpgateDriftRolloutStuck: how long a NodePool's drifted NodeClaims may go without\ndecreasing while its budgets allow drift disruptions."),
 		"monitoring.prometheusRule.alerts.blockedFor":    duration("KarpgateNodePoolDisruptionBlocked: how long a NodePool with nodes may allow no\nvoluntary disruption at all."),
 		"monitoring.prometheusRule.alerts.denialsPerMinute": {"KarpgateAdmissionDenialsHigh: denials a minute by one rule, over 15 minutes.",
