@@ -12,6 +12,7 @@ import (
 
 	"github.com/karpgate/karpgate/test/localca"
 	"github.com/karpgate/karpgate/test/loopback"
+	"github.com/karpgate/karpgate/test/wait"
 )
 
 // TestServingCertificateExpiryFollowsReloads: the gauge carries the notAfter
@@ -58,7 +59,7 @@ func TestServingCertificateExpiryFollowsReloads(t *testing.T) {
 	if want == notAfter(first) {
 		t.Fatal("the rotated certificate must expire at another time, or the test proves nothing")
 	}
-	waitFor(t, "the gauge to follow the rotated certificate", func() bool {
+	wait.For(t, "the gauge to follow the rotated certificate", func() bool {
 		return testutil.ToFloat64(servingCertificateExpiry) == want
 	})
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/karpgate/karpgate/cmd/karpgate/app/install/dashboard"
 	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
 	"github.com/karpgate/karpgate/test/testenv"
+	"github.com/karpgate/karpgate/test/wait"
 )
 
 // targetLabels are the labels Prometheus adds to what it scrapes; the
@@ -101,27 +102,21 @@ func TestObservabilityAgainstLiveMetrics(t *testing.T) {
 		}
 	}
 
-	// The loop and the counters catch up asynchronously: wait until every
-	// selector matches or the same ones stay unmatched for a minute.
+	// The loop and the counters catch up asynchronously.
 	var series []labels.Labels
-	var unmatched []string
-	deadline := time.Now().Add(time.Minute)
-	for {
+	wait.ForNoError(t, "every selector to select series in karpgate's /metrics", func() error {
 		series = scrapeSeries(t, cluster.MetricsURL)
-		unmatched = unmatched[:0]
+		var unmatched []string
 		for _, s := range selectors {
 			if name := s.metricName(); !recorded[name] && !s.matchesAny(series) {
 				unmatched = append(unmatched, s.String())
 			}
 		}
-		if len(unmatched) == 0 || time.Now().After(deadline) {
-			break
+		if len(unmatched) > 0 {
+			return fmt.Errorf("these select nothing:\n  %s", strings.Join(unmatched, "\n  "))
 		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	for _, u := range unmatched {
-		t.Errorf("%s selects nothing in karpgate's /metrics", u)
-	}
+		return nil
+	})
 	checkPromtoolSeries(t, series)
 }
 
@@ -307,13 +302,13 @@ func refuseOneReload(t *testing.T, cluster *localcluster.Cluster) {
 	if err := os.WriteFile(cluster.ConfigPath, append(bytes.Clone(good), "rules: {KG101: {action: warn}}\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the broken karpgate.yaml to be refused", func() bool {
+	wait.For(t, "the broken karpgate.yaml to be refused", func() bool {
 		return metricValue(t, cluster.MetricsURL, `karpgate_config_reload_total{result="failure"}`) > 0
 	})
 	if err := os.WriteFile(cluster.ConfigPath, good, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the good karpgate.yaml to be back", func() bool {
+	wait.For(t, "the good karpgate.yaml to be back", func() bool {
 		return metricValue(t, cluster.MetricsURL, `karpgate_config_last_reload_failed`) == 0 &&
 			metricValue(t, cluster.MetricsURL, `karpgate_config_reload_total{result="success"}`) > 0
 	})

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/karpgate/karpgate/test/testenv"
+	"github.com/karpgate/karpgate/test/wait"
 )
 
 // TestRunServesKubectlAndCleansUpOnInterrupt runs `karpgate run` as a user
@@ -26,7 +27,7 @@ func TestRunServesKubectlAndCleansUpOnInterrupt(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildKarpgateDev(t)
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	run := exec.CommandContext(ctx, bin, "run", "--assets", assets, "--kubeconfig", kubeconfig)
 	var stderr bytes.Buffer
@@ -152,7 +153,7 @@ func waitForReady(t *testing.T, stdout interface{ Read([]byte) (int, error) }, s
 		}
 		close(lines)
 	}()
-	timeout := time.After(2 * time.Minute)
+	timeout := time.After(wait.Patience)
 	var printed strings.Builder
 	port := ""
 	for {
@@ -176,7 +177,7 @@ func waitForReady(t *testing.T, stdout interface{ Read([]byte) (int, error) }, s
 				return port, printed.String()
 			}
 		case <-timeout:
-			t.Fatalf("karpgate run not up after 2 minutes:\n%s", stderr.String())
+			t.Fatalf("karpgate run not up after %v:\n%s", wait.Patience, stderr.String())
 		}
 	}
 }
