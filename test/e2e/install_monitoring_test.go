@@ -96,7 +96,7 @@ func checkMonitoringVariant(t *testing.T, objs []*manifest.Object, root string) 
 		ep.TLSConfig.InsecureSkipVerify == nil || !*ep.TLSConfig.InsecureSkipVerify || ep.TLSConfig.CA.Secret != nil || ep.TLSConfig.ServerName != nil {
 		t.Errorf("ServiceMonitor labels %v endpoint %+v tls %+v", sm.Labels, ep, ep.TLSConfig)
 	}
-	if want := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "prometheus-k8s", Namespace: "monitoring"}}; !reflect.DeepEqual(binding.Subjects, want) || binding.RoleRef.Name != deploy.MetricsReaderRoleName {
+	if want := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "prometheus-k8s", Namespace: "monitoring"}}; !reflect.DeepEqual(binding.Subjects, want) || binding.RoleRef.Name != deploy.MetricsReaderClusterRole {
 		t.Errorf("Prometheus binding %+v", binding)
 	}
 	if rule.Labels["role"] != "alert-rules" {

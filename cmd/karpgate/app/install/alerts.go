@@ -184,7 +184,7 @@ sum by (webhook) (rate(controller_runtime_webhook_requests_total[10m]))
 			Severity:    "critical",
 			Summary:     "Prometheus has scraped no karpgate pod for 10 minutes",
 			Description: "No karpgate metrics for 10 minutes: either karpgate is down (conversions of Karpenter's objects fail, NodePool and EC2NodeClass writes are refused) or Prometheus cannot scrape it.",
-			Runbook:     "`kubectl -n NAMESPACE get pods -l app.kubernetes.io/name=karpgate`; if they run, check the ServiceMonitor or scrape annotations, and that Prometheus's service account is bound to ClusterRole " + deploy.MetricsReaderRoleName + ".",
+			Runbook:     "`kubectl -n NAMESPACE get pods -l app.kubernetes.io/name=karpgate`; if they run, check the ServiceMonitor or scrape annotations, and that Prometheus's service account is bound to ClusterRole " + deploy.MetricsReaderClusterRole + ".",
 		},
 	}
 }

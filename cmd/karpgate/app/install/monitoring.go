@@ -24,7 +24,7 @@ const (
 	DashboardKey           = "karpgate.json"
 	// PrometheusBindingName binds the Prometheus service account named in
 	// the options to the metrics reader ClusterRole.
-	PrometheusBindingName = deploy.MetricsReaderRoleName + "-prometheus"
+	PrometheusBindingName = deploy.MetricsReaderClusterRole + "-prometheus"
 )
 
 // MetricsComponentLabel tells the metrics Service from the webhook Service,
@@ -149,7 +149,7 @@ func prometheusBinding(sa ServiceAccountRef) *rbacv1.ClusterRoleBinding {
 	return &rbacv1.ClusterRoleBinding{
 		TypeMeta:   typeMeta(rbacv1.SchemeGroupVersion, "ClusterRoleBinding"),
 		ObjectMeta: objectMeta(PrometheusBindingName, ""),
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: deploy.MetricsReaderRoleName},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: deploy.MetricsReaderClusterRole},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: sa.Namespace}},
 	}
 }

@@ -100,7 +100,7 @@ func TestMonitoringOptionsReachTheObjects(t *testing.T) {
 				t.Errorf("TLS %+v, want verification off and no CA", ep.TLSConfig)
 			}
 			b := m.PrometheusBinding
-			if b == nil || b.RoleRef.Name != deploy.MetricsReaderRoleName || b.Subjects[0].Name != "prometheus-k8s" || b.Subjects[0].Namespace != "monitoring" {
+			if b == nil || b.RoleRef.Name != deploy.MetricsReaderClusterRole || b.Subjects[0].Name != "prometheus-k8s" || b.Subjects[0].Namespace != "monitoring" {
 				t.Errorf("binding %+v", b)
 			}
 			if m.PrometheusRule.Labels["role"] != "alert-rules" {

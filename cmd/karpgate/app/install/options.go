@@ -47,6 +47,8 @@ type Options struct {
 	Config string
 	// Monitoring: scrape annotations, ServiceMonitor, alerts, dashboard.
 	Monitoring MonitoringOptions
+	// NetworkPolicy limits who reaches karpgate's ports.
+	NetworkPolicy NetworkPolicyOptions
 }
 
 // WebhookPolicy is what the API server does around one webhook call.
@@ -84,13 +86,14 @@ func Defaults() Options {
 				corev1.ResourceMemory: resource.MustParse("512Mi"),
 			},
 		},
-		Affinity:    OffKarpenterNodes(),
-		Validating:  webhookconfig.DefaultValidatingPolicy,
-		Mutating:    webhookconfig.DefaultMutatingPolicy,
-		Controller:  true,
-		CertManager: true,
-		Config:      DefaultConfig,
-		Monitoring:  DefaultMonitoring(),
+		Affinity:      OffKarpenterNodes(),
+		Validating:    webhookconfig.DefaultValidatingPolicy,
+		Mutating:      webhookconfig.DefaultMutatingPolicy,
+		Controller:    true,
+		CertManager:   true,
+		Config:        DefaultConfig,
+		NetworkPolicy: NetworkPolicyOptions{Enabled: true, APIServerCIDRs: DefaultAPIServerCIDRs},
+		Monitoring:    DefaultMonitoring(),
 	}
 }
 

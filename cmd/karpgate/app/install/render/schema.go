@@ -31,6 +31,7 @@ type Schema struct {
 	// error) and the value schema for maps.
 	AdditionalProperties any     `json:"additionalProperties,omitempty"`
 	Items                *Schema `json:"items,omitempty"`
+	MinItems             *int    `json:"minItems,omitempty"`
 }
 
 func num(v float64) *float64 { return &v }

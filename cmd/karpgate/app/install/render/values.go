@@ -19,17 +19,18 @@ import (
 // `helm install` refuses a value the chart does not have or of the wrong
 // type. Field comments go in valueDocs, keyed by the value's path.
 type Values struct {
-	Replicas    int32                       `json:"replicas"`
-	Image       ImageValues                 `json:"image"`
-	Resources   corev1.ResourceRequirements `json:"resources"`
-	Affinity    *corev1.Affinity            `json:"affinity"`
-	Webhooks    WebhooksValues              `json:"webhooks"`
-	Environment string                      `json:"environment"`
-	Controller  ControllerValues            `json:"controller"`
-	CertManager EnabledValue                `json:"certManager"`
-	CABundle    string                      `json:"caBundle"`
-	Config      string                      `json:"config"`
-	Monitoring  install.MonitoringOptions   `json:"monitoring"`
+	Replicas      int32                       `json:"replicas"`
+	Image         ImageValues                 `json:"image"`
+	Resources     corev1.ResourceRequirements `json:"resources"`
+	Affinity      *corev1.Affinity            `json:"affinity"`
+	Webhooks      WebhooksValues              `json:"webhooks"`
+	Environment   string                      `json:"environment"`
+	Controller    ControllerValues            `json:"controller"`
+	CertManager   EnabledValue                `json:"certManager"`
+	CABundle      string                      `json:"caBundle"`
+	Config        string                      `json:"config"`
+	Monitoring    install.MonitoringOptions   `json:"monitoring"`
+	NetworkPolicy NetworkPolicyValues         `json:"networkPolicy"`
 }
 
 // ImageValues name the karpgate image.
@@ -57,6 +58,12 @@ type ControllerValues struct {
 	RolloutGuard bool `json:"rolloutGuard"`
 }
 
+// NetworkPolicyValues say who may reach karpgate's ports.
+type NetworkPolicyValues struct {
+	Enabled        bool     `json:"enabled"`
+	APIServerCIDRs []string `json:"apiServerCIDRs"`
+}
+
 // EnabledValue switches a feature.
 type EnabledValue struct {
 	Enabled bool `json:"enabled"`
@@ -82,6 +89,10 @@ func valuesFrom(opts install.Options) (Values, error) {
 		CertManager: EnabledValue{Enabled: opts.CertManager},
 		Config:      opts.Config,
 		Monitoring:  opts.Monitoring,
+		NetworkPolicy: NetworkPolicyValues{
+			Enabled:        opts.NetworkPolicy.Enabled,
+			APIServerCIDRs: opts.NetworkPolicy.APIServerCIDRs,
+		},
 	}, nil
 }
 
@@ -93,7 +104,7 @@ type valueDoc struct {
 }
 
 func valueDocs() map[string]valueDoc {
-	timeout := valueDoc{fmt.Sprintf("1 to 30. karpgate answers within %s, before the API server gives up.", deploy.RequestTimeout),
+	timeout := valueDoc{fmt.Sprintf("1 to 30. karpgate answers within four fifths of the shorter of the two webhooks'\ntimeouts (--request-timeout; %s for %ds), before the API server gives up.", deploy.RequestTimeout, deploy.WebhookTimeoutSeconds),
 		func(s *Schema) { s.Minimum, s.Maximum = num(1), num(30) }}
 	duration := func(comment string) valueDoc {
 		return valueDoc{comment, func(s *Schema) { s.Pattern = prometheusDuration; s.MinLength = intp(1) }}
@@ -106,7 +117,7 @@ func valueDocs() map[string]valueDoc {
 		"image.repository":                   {"Repository, without the tag.", func(s *Schema) { s.MinLength = intp(1) }},
 		"image.tag":                          {"Tag; the chart's appVersion unless set.", func(s *Schema) { s.MinLength = intp(1) }},
 		"image.pullPolicy":                   {comment: "Always, IfNotPresent or Never."},
-		"resources":                          {comment: "Requests and limits of the karpgate container. GOMEMLIMIT follows limits.memory."},
+		"resources":                          {comment: "Requests and limits of the karpgate container. karpgate sets GOMEMLIMIT to 85% of\nlimits.memory and shares what that leaves after its own needs among the requests\nin flight; below 377Mi it refuses to start, because one 32 MiB conversion review\nmust fit."},
 		"affinity":                           {comment: "The default keeps karpgate off nodes Karpenter launched (label " + karpenter.NodePoolLabel + "):\nkarpgate must keep running while Karpenter is down, and must not be disrupted by\nthe NodePools it guards."},
 		"webhooks":                           {comment: "What the API server does around each webhook call."},
 		"webhooks.validating":                {comment: "The validating webhook (NodePools and EC2NodeClasses, CREATE and UPDATE)."},
@@ -123,14 +134,14 @@ func valueDocs() map[string]valueDoc {
 		"certManager.enabled":                {comment: "Needs cert-manager's CRDs and controller in the cluster."},
 		"caBundle":                           {comment: "Base64 PEM of the CA that signed Secret " + deploy.CertSecretName + "; only used when certManager.enabled is false."},
 		"config":                             {comment: "karpgate.yaml, mounted read-only at " + deploy.ConfigPath + "."},
-		"monitoring":                         {comment: "Prometheus and Grafana. The ServiceMonitor and PrometheusRule need the\nprometheus-operator CRDs (monitoring.coreos.com). Metrics are served over " + strings.ToUpper(deploy.MetricsScheme) + "\nto callers allowed GET on " + deploy.MetricsPath + " (ClusterRole " + deploy.MetricsReaderRoleName + ")."},
+		"monitoring":                         {comment: "Prometheus and Grafana. The ServiceMonitor and PrometheusRule need the\nprometheus-operator CRDs (monitoring.coreos.com). Metrics are served over " + strings.ToUpper(deploy.MetricsScheme) + "\nto callers allowed GET on " + deploy.MetricsPath + " (ClusterRole " + deploy.MetricsReaderClusterRole + ")."},
 		"monitoring.scrapeAnnotations":       {comment: "prometheus.io/scrape, /scheme, /port and /path on Service " + deploy.MetricsServiceName + ", for\nPrometheus set-ups that find targets by annotation."},
 		"monitoring.serviceMonitor":          {comment: "A ServiceMonitor for Service " + deploy.MetricsServiceName + ": HTTPS, Prometheus's own service account\ntoken, the CA from Secret " + deploy.CertSecretName + " (cert-manager writes ca.crt there)."},
 		"monitoring.serviceMonitor.enabled":  {comment: "Render the ServiceMonitor."},
 		"monitoring.serviceMonitor.interval": duration("Time between scrapes, a Prometheus duration."),
 		"monitoring.serviceMonitor.labels":   labels("ServiceMonitor, for a Prometheus whose serviceMonitorSelector\nwants some (release: kube-prometheus-stack, for example)"),
 		"monitoring.serviceMonitor.insecureSkipVerify":   {comment: "Scrape without checking the serving certificate: only for a Secret " + deploy.CertSecretName + "\nwithout ca.crt. The token is then sent to whoever answers on the pod's address."},
-		"monitoring.prometheusServiceAccount":            {comment: "When name is set, bind this service account (Prometheus's) to ClusterRole\n" + deploy.MetricsReaderRoleName + ", which may GET " + deploy.MetricsPath + ", however Prometheus finds karpgate."},
+		"monitoring.prometheusServiceAccount":            {comment: "When name is set, bind this service account (Prometheus's) to ClusterRole\n" + deploy.MetricsReaderClusterRole + ", which may GET " + deploy.MetricsPath + ", however Prometheus finds karpgate."},
 		"monitoring.prometheusServiceAccount.name":       {comment: "prometheus-k8s in kube-prometheus, for example."},
 		"monitoring.prometheusServiceAccount.namespace":  {comment: "Its namespace (monitoring in kube-prometheus)."},
 		"monitoring.prometheusRule":                      {comment: "Recording rules and alerts, each with a runbook line (README: Operating karpgate)."},
@@ -148,6 +159,12 @@ func valueDocs() map[string]valueDoc {
 		"monitoring.dashboard":         {comment: "A ConfigMap with the Grafana dashboard (also in dashboards/karpgate.json)."},
 		"monitoring.dashboard.enabled": {comment: "Render the ConfigMap."},
 		"monitoring.dashboard.labels":  labels("ConfigMap; grafana_dashboard is what Grafana's dashboard sidecar looks for"),
+		"networkPolicy":                {comment: "A NetworkPolicy for karpgate's pods: the API server on the webhook port, any pod\non the metrics port (every request there is authenticated and authorized, and\nneeds the ClusterRole " + deploy.MetricsReaderClusterRole + "), the kubelet on the probe port."},
+		"networkPolicy.enabled":        {comment: "Render the NetworkPolicy."},
+		"networkPolicy.apiServerCIDRs": {"Addresses that may reach the webhook port: only the API server calls it. The\ndefault admits any address because the chart cannot know the API server's;\nnarrow it to your control plane's (EKS: the VPC subnets of the control plane's\nnetwork interfaces; kubeadm: the control-plane nodes).",
+			// An empty list would leave the rule without peers, which a
+			// NetworkPolicy reads as every address: refuse it instead.
+			func(s *Schema) { s.MinItems = intp(1); s.Items.MinLength = intp(1) }},
 	}
 }
 
