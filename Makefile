@@ -9,6 +9,10 @@ GO          ?= go
 K8S_VERSION := v1.36.3
 ASSETS      := $(CURDIR)/bin/k8s/$(K8S_VERSION)
 TOOLS       := $(ASSETS)/kube-apiserver $(ASSETS)/etcd $(ASSETS)/kubectl
+# etcdctl lets tests read etcd itself (which version an object is stored at);
+# same module pins as the etcd server in hack/k8s.
+ETCDCTL_VERSION := v3.6.8
+ETCDCTL     := $(CURDIR)/bin/etcdctl/$(ETCDCTL_VERSION)/etcdctl
 HELM_VERSION := v3.22.0
 HELM        := $(CURDIR)/bin/helm/$(HELM_VERSION)/helm
 GOLANGCI_LINT_VERSION := v2.15.0
@@ -49,8 +53,10 @@ export KUBEBUILDER_ASSETS := $(ASSETS)
 export KARPGATE_HELM := $(HELM)
 # The alert tests run this promtool.
 export KARPGATE_PROMTOOL := $(PROMTOOL)
+# The storage migration tests read etcd with this etcdctl.
+export KARPGATE_ETCDCTL := $(ETCDCTL)
 
-.PHONY: build tools helm promtool golangci-lint peers manifests test unit e2e lint bench bench-peers load fuzz run clean help
+.PHONY: build tools etcdctl helm promtool golangci-lint peers manifests test unit e2e lint bench bench-peers load fuzz run clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -78,6 +84,13 @@ $(ASSETS)/etcd:
 	@mkdir -p $(ASSETS)
 	@echo "building etcd from source"
 	cd hack/k8s && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ go.etcd.io/etcd/server/v3
+
+etcdctl: $(ETCDCTL) ## Build etcdctl from source (once; cached), for the storage migration tests.
+
+$(ETCDCTL):
+	@mkdir -p $(dir $@)
+	@echo "building etcdctl $(ETCDCTL_VERSION) from source"
+	cd hack/k8s && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ go.etcd.io/etcd/etcdctl/v3
 
 helm: $(HELM) ## Build helm from the Go module proxy (once; cached), for the chart tests.
 
@@ -123,13 +136,13 @@ manifests: ## Regenerate manifests/ (kustomize base and overlays, monitoring, He
 
 # build is a prerequisite so that the command the Dockerfile runs is the one
 # CI runs (test/e2e/dockerfile_test.go keeps them identical).
-test: lint tools helm promtool build ## Lint, build, then every test: unit, fuzz seeds, e2e against a real API server.
+test: lint tools etcdctl helm promtool build ## Lint, build, then every test: unit, fuzz seeds, e2e against a real API server.
 	$(GO) test $(RACE) -count=1 -timeout 45m $(TEST_FLAGS) ./...
 
 unit: promtool ## Only the tests that need no API server, with the race detector.
 	$(GO) test $(RACE) -count=1 $(TEST_FLAGS) $$($(GO) list ./... | grep -v /test/e2e)
 
-e2e: tools helm promtool ## Only the end-to-end tests, with the race detector.
+e2e: tools etcdctl helm promtool ## Only the end-to-end tests, with the race detector.
 	$(GO) test $(RACE) -count=1 -timeout 45m $(TEST_FLAGS) ./test/e2e/...
 
 lint: $(GOLANGCI_LINT) ## go vet, gofmt, go.mod tidiness, golangci-lint (.golangci.yml) and opa fmt on the built-in rules.

@@ -31,6 +31,7 @@ const (
 	MutatePath            = "/mutate"
 	ConvertPath           = "/convert"
 	StatusPath            = "/status"
+	ExplainPath           = "/explain"            // served beside /status
 	LeaderElectionID      = "karpgate-controller" // Lease name, in the pod's namespace
 	ValidatingWebhookName = "validate.karpgate.io"
 	MutatingWebhookName   = "mutate.karpgate.io"

@@ -40,10 +40,12 @@ The serving certificate is read from --cert-dir (tls.crt, tls.key) and reloaded
 when it changes; karpgate.yaml (--config) and the --policy and --data folders
 are reloaded too, and a version that does not compile is rejected while the
 last good one stays in use. /healthz and /readyz answer plain HTTP on
---health-addr. /metrics and /status answer on --metrics-addr over HTTPS with
-the serving certificate, and only to callers the API server authenticates and
-authorizes for get on the path (ClusterRole ` + deploy.MetricsReaderClusterRole + `);
---metrics-secure=false serves them as plain HTTP on loopback instead.
+--health-addr. /metrics, /status and /explain (?nodeclaim=NAME or ?node=NAME,
+&format=text) answer on --metrics-addr over HTTPS with the serving
+certificate, and only to callers the API server authenticates and authorizes
+for get on the path (ClusterRole ` + deploy.MetricsReaderClusterRole + `);
+--metrics-secure=false serves them as plain HTTP on loopback instead. Times in
+Events and /explain read in karpgate.yaml's timezone as well as UTC.
 
 Requests take a slot (--max-concurrent-requests) and reserve memory before
 their body is read; the memory budget and the Go heap limit come from
@@ -77,8 +79,8 @@ service account.`,
 	f.StringVar(&opts.Host, "host", opts.Host, "address the webhooks listen on (default every interface)")
 	f.IntVar(&opts.Port, "port", opts.Port, "port the webhooks listen on (HTTPS)")
 	f.StringVar(&opts.HealthAddr, "health-addr", opts.HealthAddr, `address of /healthz and /readyz (plain HTTP); "0" turns them off`)
-	f.StringVar(&opts.MetricsAddr, "metrics-addr", opts.MetricsAddr, fmt.Sprintf(`address of /metrics and /status (default :%d, or 127.0.0.1:%d with --metrics-secure=false); "0" turns them off`, deploy.MetricsPort, deploy.MetricsPort))
-	f.BoolVar(&opts.MetricsSecure, "metrics-secure", opts.MetricsSecure, "serve /metrics and /status over HTTPS to callers the API server authenticates and authorizes (false: plain HTTP, on loopback unless --metrics-addr says otherwise)")
+	f.StringVar(&opts.MetricsAddr, "metrics-addr", opts.MetricsAddr, fmt.Sprintf(`address of /metrics, /status and /explain (default :%d, or 127.0.0.1:%d with --metrics-secure=false); "0" turns them off`, deploy.MetricsPort, deploy.MetricsPort))
+	f.BoolVar(&opts.MetricsSecure, "metrics-secure", opts.MetricsSecure, "serve /metrics, /status and /explain over HTTPS to callers the API server authenticates and authorizes (false: plain HTTP, on loopback unless --metrics-addr says otherwise)")
 	f.IntVar(&opts.MaxConnections, "max-connections", opts.MaxConnections, "open connections each listener accepts; more wait in the kernel's queue")
 	f.Var(&memoryLimit, "memory-limit", "the container's memory limit: the Go heap limit (GOMEMLIMIT) is 85% of it and requests share what the heap limit leaves after karpgate's own needs (default $"+deploy.MemoryLimitEnv+"; 0: no limit known)")
 	f.StringVar(&opts.ConfigPath, "config", opts.ConfigPath, "karpgate.yaml; a missing file means the built-in defaults")
@@ -88,6 +90,7 @@ service account.`,
 	f.BoolVar(&opts.Controller, "controller", opts.Controller, "run the drift/disruption loop (--controller=false turns it off)")
 	f.BoolVar(&opts.Guard.Enabled, "rollout-guard", false, "let the disruption loop hold a drift rollout whose replacement nodes do not become Ready (karpgate resume NODEPOOL lifts a hold; turning this off lifts them all)")
 	f.DurationVar(&opts.Guard.ReadyTimeout, "rollout-guard-ready-timeout", controller.DefaultReadyTimeout, "how long a node launched during a drift rollout may take to become Ready before the guard holds the rollout")
+	f.IntVar(&opts.Guard.FreezeAfter, "rollout-guard-freeze-after", 0, "when the rollout guard holds this many NodePools at once, freeze drift in every NodePool as `karpgate freeze --all` does (karpgate resume --all lifts it); 0 never trips")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", opts.LeaderElect, "elect one replica to run the disruption loop")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default the pod's namespace, else "+deploy.Namespace+")")
 	f.DurationVar(&opts.Lease.Duration, "leader-election-lease-duration", opts.Lease.Duration, "how long after the leader's last renewal another replica may take the Lease")
@@ -117,6 +120,10 @@ func checkServeOptions(opts serve.Options) error {
 		return fmt.Errorf("--max-request-bytes must be positive")
 	case opts.Guard.ReadyTimeout <= 0:
 		return fmt.Errorf("--rollout-guard-ready-timeout %v must be positive: it is how long a new node may take to become Ready", opts.Guard.ReadyTimeout)
+	case opts.Guard.FreezeAfter < 0:
+		return fmt.Errorf("--rollout-guard-freeze-after %d: write how many held NodePools trip the cluster-wide freeze, or 0 to never trip it", opts.Guard.FreezeAfter)
+	case opts.Guard.FreezeAfter > 0 && !opts.Guard.Enabled:
+		return fmt.Errorf("--rollout-guard-freeze-after %d needs --rollout-guard: only the guard's holds trip the freeze", opts.Guard.FreezeAfter)
 	}
 	if opts.Controller && opts.LeaderElect {
 		return opts.Lease.Check()

@@ -50,6 +50,8 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--max-concurrent-requests", "0"}, "--max-concurrent-requests must be at least 1"},
 		{[]string{"--max-request-bytes", "-1"}, `"-1" is not a size in bytes`},
 		{[]string{"--rollout-guard", "--rollout-guard-ready-timeout", "0s"}, "--rollout-guard-ready-timeout 0s must be positive"},
+		{[]string{"--rollout-guard", "--rollout-guard-freeze-after", "-1"}, "--rollout-guard-freeze-after -1: write how many held NodePools trip the cluster-wide freeze"},
+		{[]string{"--rollout-guard-freeze-after", "3"}, "--rollout-guard-freeze-after 3 needs --rollout-guard"},
 	}
 	t.Setenv(deploy.MemoryLimitEnv, "")
 	for _, tt := range tests {

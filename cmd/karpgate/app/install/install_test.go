@@ -262,7 +262,7 @@ func TestMetricsAccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.MetricsReader.Name != deploy.MetricsReaderClusterRole || len(s.MetricsReader.Rules) != 1 ||
-		!slices.Equal(s.MetricsReader.Rules[0].NonResourceURLs, []string{"/metrics", "/status"}) || !slices.Equal(s.MetricsReader.Rules[0].Verbs, []string{"get"}) {
+		!slices.Equal(s.MetricsReader.Rules[0].NonResourceURLs, []string{"/metrics", "/status", "/explain"}) || !slices.Equal(s.MetricsReader.Rules[0].Verbs, []string{"get"}) {
 		t.Errorf("metrics reader %+v", s.MetricsReader)
 	}
 	for _, want := range MetricsAuthRules() {

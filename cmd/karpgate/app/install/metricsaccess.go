@@ -17,9 +17,9 @@ func MetricsAuthRules() []rbacv1.PolicyRule {
 }
 
 // MetricsReaderRules are what a scraper needs: get on /metrics, and on
-// /status for the disruption loop's NodePool view.
+// /status and /explain for the disruption loop's NodePool and node views.
 func MetricsReaderRules() []rbacv1.PolicyRule {
-	return []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics", deploy.StatusPath}, Verbs: []string{"get"}}}
+	return []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics", deploy.StatusPath, deploy.ExplainPath}, Verbs: []string{"get"}}}
 }
 
 // metricsReader is the ClusterRole an operator binds to whatever scrapes

@@ -40,6 +40,10 @@ type Options struct {
 	// become Ready (karpgate serve --rollout-guard). Off by default: it
 	// patches NodePools.
 	RolloutGuard bool
+	// RolloutGuardFreezeAfter trips a cluster-wide drift freeze when the
+	// guard holds this many NodePools (karpgate serve
+	// --rollout-guard-freeze-after). 0, the default, never trips.
+	RolloutGuardFreezeAfter int
 	// CertManager adds the Issuers and Certificates and has cert-manager's
 	// cainjector fill the webhooks' caBundle.
 	CertManager bool

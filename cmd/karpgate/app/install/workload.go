@@ -177,6 +177,7 @@ func ServeArgs(opts Options) []string {
 		"--policy=" + deploy.PolicyMountDir,
 		"--controller=" + strconv.FormatBool(opts.Controller),
 		"--rollout-guard=" + strconv.FormatBool(opts.RolloutGuard),
+		"--rollout-guard-freeze-after=" + strconv.Itoa(opts.RolloutGuardFreezeAfter),
 		"--leader-elect=true",
 		// Readiness fails first, so the Service stops routing to a stopping
 		// pod before its listener closes: a fail-closed webhook must not

@@ -15,6 +15,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 
+	"github.com/karpgate/karpgate/disruption/controller"
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/serving"
 	"github.com/karpgate/karpgate/webhook"
@@ -28,10 +29,10 @@ type healthChecks struct {
 // httpServers are the metrics and probe servers, as manager runnables
 // that stop after the webhooks (so a scrape or probe during the drain is
 // still answered), each listening through package serving.
-func httpServers(opts Options, probes healthChecks, status http.Handler) ([]manager.Runnable, error) {
+func httpServers(opts Options, probes healthChecks, loop *loopEndpoints) ([]manager.Runnable, error) {
 	var out []manager.Runnable
 	if addr := opts.metricsAddr(); addr != "0" {
-		handler, certs, err := metricsHandler(opts, status)
+		handler, certs, err := metricsHandler(opts, loop)
 		if err != nil {
 			return nil, err
 		}
@@ -62,14 +63,15 @@ func server(name string, handler http.Handler, l net.Listener, opts Options) *ma
 }
 
 // metricsHandler serves /metrics (the registry controller-runtime and
-// karpgate share) and /status. Secure, it answers over TLS with the serving
+// karpgate share), /status and /explain. Secure, it answers over TLS with the serving
 // certificate, and only to callers the API server authenticates
 // (TokenReview) and authorizes for get on the path (SubjectAccessReview):
 // the ClusterRole deploy.MetricsReaderClusterRole grants that.
-func metricsHandler(opts Options, status http.Handler) (http.Handler, *certwatcher.CertWatcher, error) {
+func metricsHandler(opts Options, loop *loopEndpoints) (http.Handler, *certwatcher.CertWatcher, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(ctrlmetrics.Registry, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
-	mux.Handle(deploy.StatusPath, status)
+	mux.Handle(deploy.StatusPath, loop.serve((*controller.Loop).StatusHandler))
+	mux.Handle(deploy.ExplainPath, loop.serve((*controller.Loop).ExplainHandler))
 	if !opts.MetricsSecure {
 		return mux, nil, nil
 	}

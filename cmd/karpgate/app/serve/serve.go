@@ -52,7 +52,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 
 	drain := &drainer{}
-	status := &statusHandler{}
+	loop := &loopEndpoints{}
 	mgr, err := manager.New(opts.RestConfig, webhookManagerOptions(opts))
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
@@ -82,7 +82,7 @@ func Run(ctx context.Context, opts Options) error {
 		healthz: map[string]func(*http.Request) error{"ping": func(*http.Request) error { return nil }},
 		readyz:  map[string]func(*http.Request) error{"policies": engines.Loaded, "webhook": srv.StartedChecker(), "draining": drain.checker},
 	}
-	servers, err := httpServers(opts, probes, status)
+	servers, err := httpServers(opts, probes, loop)
 	if err != nil {
 		return err
 	}
@@ -96,11 +96,13 @@ func Run(ctx context.Context, opts Options) error {
 		if loopMgr, err = manager.New(opts.RestConfig, loopManagerOptions(opts)); err != nil {
 			return fmt.Errorf("creating the disruption loop's manager: %w", err)
 		}
-		loop, err := controller.Setup(loopMgr, controller.Options{Guard: opts.Guard})
+		l, err := controller.Setup(loopMgr, controller.Options{Guard: opts.Guard,
+			// karpgate.yaml's timezone, as last reloaded: display only.
+			Location: func() *time.Location { return engines.Engine().Config().Location() }})
 		if err != nil {
 			return fmt.Errorf("the disruption loop (--controller=false turns it off): %w", err)
 		}
-		status.set(loop.StatusHandler())
+		loop.set(l)
 	}
 	log.Info("serving", "webhookPort", opts.Port, "certDir", opts.CertDir, "health", opts.HealthAddr, "metrics", opts.metricsAddr(),
 		"metricsSecure", opts.MetricsSecure, "config", opts.ConfigPath, "controller", opts.Controller, "leaderElection", leaderElection(opts),
@@ -201,18 +203,20 @@ func loopManagerOptions(opts Options) manager.Options {
 	}
 }
 
-// statusHandler serves /status once the loop exists; the metrics server
-// needs its handlers before the loop can be set up.
-type statusHandler struct {
-	loop atomic.Pointer[http.Handler]
+// loopEndpoints serve /status and /explain once the loop exists; the
+// metrics server needs its handlers before the loop can be set up.
+type loopEndpoints struct {
+	loop atomic.Pointer[controller.Loop]
 }
 
-func (s *statusHandler) set(h http.Handler) { s.loop.Store(&h) }
+func (e *loopEndpoints) set(l *controller.Loop) { e.loop.Store(l) }
 
-func (s *statusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h := s.loop.Load(); h != nil {
-		(*h).ServeHTTP(w, r)
-		return
-	}
-	http.Error(w, "the disruption loop is off (karpgate serve --controller=false), so there is no NodePool status", http.StatusNotFound)
+func (e *loopEndpoints) serve(handler func(*controller.Loop) http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if l := e.loop.Load(); l != nil {
+			handler(l).ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "the disruption loop is off (karpgate serve --controller=false), so there is no NodePool status to explain", http.StatusNotFound)
+	})
 }

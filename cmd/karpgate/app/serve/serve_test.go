@@ -121,18 +121,22 @@ func TestMemoryPlan(t *testing.T) {
 	}
 }
 
-func TestStatusWithoutTheLoop(t *testing.T) {
-	s := &statusHandler{}
-	rec := httptest.NewRecorder()
-	s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/status", nil))
-	if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), "--controller=false") {
-		t.Fatalf("%d %s", rec.Code, rec.Body)
+// TestLoopEndpointsWithoutTheLoop: with --controller=false, /status and
+// /explain say why they have nothing (the loop's own handlers are tested
+// end to end).
+func TestLoopEndpointsWithoutTheLoop(t *testing.T) {
+	opts := Defaults()
+	opts.MetricsSecure = false // the handler itself, without the TokenReview filter
+	handler, _, err := metricsHandler(opts, &loopEndpoints{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	s.set(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("pools")) }))
-	rec = httptest.NewRecorder()
-	s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/status", nil))
-	if rec.Code != http.StatusOK || rec.Body.String() != "pools" {
-		t.Fatalf("%d %s", rec.Code, rec.Body)
+	for _, path := range []string{deploy.StatusPath, deploy.ExplainPath + "?node=x"} {
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), "--controller=false") {
+			t.Errorf("%s: %d %s", path, rec.Code, rec.Body)
+		}
 	}
 }
 

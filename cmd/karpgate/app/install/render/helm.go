@@ -49,6 +49,7 @@ func chartHoles() []hole {
 		{kind: "Deployment", path: at(container, "resources"), block: "{{- toYaml .Values.resources | nindent %d }}"},
 		{kind: "Deployment", path: at(container, "args", "--controller="), inline: `"--controller={{ .Values.controller.enabled }}"`},
 		{kind: "Deployment", path: at(container, "args", "--rollout-guard="), inline: `"--rollout-guard={{ .Values.controller.rolloutGuard }}"`},
+		{kind: "Deployment", path: at(container, "args", "--rollout-guard-freeze-after="), inline: `"--rollout-guard-freeze-after={{ .Values.controller.rolloutGuardFreezeAfter }}"`},
 		{kind: "Deployment", path: at(container, "args", "--environment="), when: ".Values.environment"},
 		// Four fifths of the shorter webhook timeout (deploy.RequestTimeoutFor),
 		// so karpgate answers before the API server gives up.

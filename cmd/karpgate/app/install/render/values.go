@@ -56,6 +56,8 @@ type WebhookValues struct {
 type ControllerValues struct {
 	Enabled      bool `json:"enabled"`
 	RolloutGuard bool `json:"rolloutGuard"`
+	// RolloutGuardFreezeAfter is --rollout-guard-freeze-after.
+	RolloutGuardFreezeAfter int `json:"rolloutGuardFreezeAfter"`
 }
 
 // NetworkPolicyValues say who may reach karpgate's ports.
@@ -85,7 +87,7 @@ func valuesFrom(opts install.Options) (Values, error) {
 		Affinity:    opts.Affinity,
 		Webhooks:    WebhooksValues{Validating: webhook(opts.Validating), Mutating: webhook(opts.Mutating)},
 		Environment: opts.Environment,
-		Controller:  ControllerValues{Enabled: opts.Controller, RolloutGuard: opts.RolloutGuard},
+		Controller:  ControllerValues{Enabled: opts.Controller, RolloutGuard: opts.RolloutGuard, RolloutGuardFreezeAfter: opts.RolloutGuardFreezeAfter},
 		CertManager: EnabledValue{Enabled: opts.CertManager},
 		Config:      opts.Config,
 		Monitoring:  opts.Monitoring,
@@ -130,16 +132,18 @@ func valueDocs() map[string]valueDoc {
 		"controller":                         {comment: "The drift/disruption loop (karpgate serve --controller)."},
 		"controller.enabled":                 {comment: "Run the loop: metrics, events and /status per NodePool."},
 		"controller.rolloutGuard":            {comment: "Hold a drift rollout whose new nodes do not become Ready, by adding a budget\n{nodes: \"0\", reasons: [Drifted]} to the NodePool; karpgate resume NODEPOOL lifts it."},
-		"certManager":                        {comment: "cert-manager issues the serving certificate (Secret " + deploy.CertSecretName + ") from a CA of its own and\ninjects the CA into the webhook configurations. Without it, create Secret\n" + deploy.CertSecretName + " (tls.crt, tls.key) yourself and set caBundle."},
-		"certManager.enabled":                {comment: "Needs cert-manager's CRDs and controller in the cluster."},
-		"caBundle":                           {comment: "Base64 PEM of the CA that signed Secret " + deploy.CertSecretName + "; only used when certManager.enabled is false."},
-		"config":                             {comment: "karpgate.yaml, mounted read-only at " + deploy.ConfigPath + "."},
-		"monitoring":                         {comment: "Prometheus and Grafana. The ServiceMonitor and PrometheusRule need the\nprometheus-operator CRDs (monitoring.coreos.com). Metrics are served over " + strings.ToUpper(deploy.MetricsScheme) + "\nto callers allowed GET on " + deploy.MetricsPath + " (ClusterRole " + deploy.MetricsReaderClusterRole + ")."},
-		"monitoring.scrapeAnnotations":       {comment: "prometheus.io/scrape, /scheme, /port and /path on Service " + deploy.MetricsServiceName + ", for\nPrometheus set-ups that find targets by annotation."},
-		"monitoring.serviceMonitor":          {comment: "A ServiceMonitor for Service " + deploy.MetricsServiceName + ": HTTPS, Prometheus's own service account\ntoken, the CA from Secret " + deploy.CertSecretName + " (cert-manager writes ca.crt there)."},
-		"monitoring.serviceMonitor.enabled":  {comment: "Render the ServiceMonitor."},
-		"monitoring.serviceMonitor.interval": duration("Time between scrapes, a Prometheus duration."),
-		"monitoring.serviceMonitor.labels":   labels("ServiceMonitor, for a Prometheus whose serviceMonitorSelector\nwants some (release: kube-prometheus-stack, for example)"),
+		"controller.rolloutGuardFreezeAfter": {"When the rollout guard holds this many NodePools at once, freeze drift in every\nNodePool (as karpgate freeze --all does); karpgate resume --all lifts it. 0: never.",
+			func(s *Schema) { s.Minimum = num(0) }},
+		"certManager":                                    {comment: "cert-manager issues the serving certificate (Secret " + deploy.CertSecretName + ") from a CA of its own and\ninjects the CA into the webhook configurations. Without it, create Secret\n" + deploy.CertSecretName + " (tls.crt, tls.key) yourself and set caBundle."},
+		"certManager.enabled":                            {comment: "Needs cert-manager's CRDs and controller in the cluster."},
+		"caBundle":                                       {comment: "Base64 PEM of the CA that signed Secret " + deploy.CertSecretName + "; only used when certManager.enabled is false."},
+		"config":                                         {comment: "karpgate.yaml, mounted read-only at " + deploy.ConfigPath + "."},
+		"monitoring":                                     {comment: "Prometheus and Grafana. The ServiceMonitor and PrometheusRule need the\nprometheus-operator CRDs (monitoring.coreos.com). Metrics are served over " + strings.ToUpper(deploy.MetricsScheme) + "\nto callers allowed GET on " + deploy.MetricsPath + " (ClusterRole " + deploy.MetricsReaderClusterRole + ")."},
+		"monitoring.scrapeAnnotations":                   {comment: "prometheus.io/scrape, /scheme, /port and /path on Service " + deploy.MetricsServiceName + ", for\nPrometheus set-ups that find targets by annotation."},
+		"monitoring.serviceMonitor":                      {comment: "A ServiceMonitor for Service " + deploy.MetricsServiceName + ": HTTPS, Prometheus's own service account\ntoken, the CA from Secret " + deploy.CertSecretName + " (cert-manager writes ca.crt there)."},
+		"monitoring.serviceMonitor.enabled":              {comment: "Render the ServiceMonitor."},
+		"monitoring.serviceMonitor.interval":             duration("Time between scrapes, a Prometheus duration."),
+		"monitoring.serviceMonitor.labels":               labels("ServiceMonitor, for a Prometheus whose serviceMonitorSelector\nwants some (release: kube-prometheus-stack, for example)"),
 		"monitoring.serviceMonitor.insecureSkipVerify":   {comment: "Scrape without checking the serving certificate: only for a Secret " + deploy.CertSecretName + "\nwithout ca.crt. The token is then sent to whoever answers on the pod's address."},
 		"monitoring.prometheusServiceAccount":            {comment: "When name is set, bind this service account (Prometheus's) to ClusterRole\n" + deploy.MetricsReaderClusterRole + ", which may GET " + deploy.MetricsPath + ", however Prometheus finds karpgate."},
 		"monitoring.prometheusServiceAccount.name":       {comment: "prometheus-k8s in kube-prometheus, for example."},
