@@ -92,7 +92,7 @@ and on (nodepool)
 			Summary:  "NodePool {{ $labels.nodepool }}: the drift rollout is stuck",
 			Description: "NodePool {{ $labels.nodepool }} has had drifted NodeClaims (at least {{ $value }}) for " + t.DriftStuckFor +
 				" without one being replaced, although its budgets allowed drift disruptions all along.",
-			Runbook: "Run `karpgate status --nodepool NODEPOOL`: do-not-disrupt nodes and nodes stuck disrupting hold a rollout; then look for PodDisruptionBudgets that block the drains and for Karpenter's DisruptionBlocked events and logs.",
+			Runbook: "Run `karpgate status --nodepool NODEPOOL` and `karpgate explain nodeclaim/NAME` on a drifted NodeClaim: do-not-disrupt pods or nodes, PodDisruptionBudgets that allow no eviction (karpgate_nodepool_drift_blocked_by_pods_nodes counts those nodes) and nodes stuck disrupting hold a rollout; then Karpenter's DisruptionBlocked events and logs.",
 		},
 		{
 			Name:        "KarpgateRolloutGuardHolding",
@@ -102,6 +102,18 @@ and on (nodepool)
 			Summary:     "NodePool {{ $labels.nodepool }}: the rollout guard holds its drift rollout",
 			Description: "The new nodes of NodePool {{ $labels.nodepool }}'s drift rollout did not become Ready in time, so karpgate added a budget {nodes: \"0\", reasons: [Drifted]}: no more drifted nodes are replaced until it is lifted.",
 			Runbook:     "Look at the new nodes (`kubectl get nodeclaims -l karpenter.sh/nodepool=NODEPOOL`), fix the NodePool or EC2NodeClass that broke them, then run `karpgate resume NODEPOOL`.",
+		},
+		{
+			Name: "KarpgateDriftFrozen",
+			// min_over_time over the window rather than for:, so that a
+			// Prometheus restart does not start the clock again.
+			Expr: `min_over_time(max by (nodepool) (karpgate_nodepool_drift_frozen)[` + t.FrozenFor + `:5m]) == 1
+and on (nodepool)
+max by (nodepool) (karpgate_nodepool_drift_frozen offset ` + t.FrozenFor + `) == 1`,
+			Severity:    "warning",
+			Summary:     "NodePool {{ $labels.nodepool }}: drift has been frozen for " + t.FrozenFor,
+			Description: "Drift disruptions of NodePool {{ $labels.nodepool }} have been frozen for " + t.FrozenFor + " (karpgate freeze, or the rollout guard's cluster-wide trip): drifted nodes, new AMIs and security fixes included, are not replaced until the freeze is lifted.",
+			Runbook:     "`karpgate status --nodepool NODEPOOL` shows the freeze's reason and when it began; if the cause is gone run `karpgate resume NODEPOOL` (or `karpgate resume --all` after a cluster-wide trip).",
 		},
 		{
 			Name: "KarpgateNodePoolDisruptionBlocked",
@@ -158,6 +170,14 @@ sum by (webhook) (rate(controller_runtime_webhook_requests_total[10m]))
 			Summary:     "karpgate turns away {{ $value | humanizePercentage }} of the requests to {{ $labels.webhook }}",
 			Description: "{{ $value | humanizePercentage }} of the requests to {{ $labels.webhook }} got no review back for 10 minutes (429: every --max-concurrent-requests slot busy; 413: a body over --max-request-bytes; 400: unreadable). The API server applies the webhook's failure policy to them.",
 			Runbook:     "karpgate_webhook_rejected_requests_total says which limit; for saturation add replicas or raise --max-concurrent-requests with the CPU limit.",
+		},
+		{
+			Name:        "KarpgateWebhookPanics",
+			Expr:        `sum by (endpoint) (increase(karpgate_webhook_panics_total[10m])) > 0`,
+			Severity:    "warning",
+			Summary:     "karpgate's {{ $labels.endpoint }} handler panicked",
+			Description: "karpgate's {{ $labels.endpoint }} handler panicked on about {{ printf \"%.0f\" $value }} request(s) in the last 10 minutes; each got a 500, to which the API server applied the webhook's failure policy. karpgate kept serving.",
+			Runbook:     "karpgate's log has each panic with its stack and the request's object: report it with the object (karpgate's bug); `karpgate lint` or `karpgate convert` on the object usually reproduces it offline.",
 		},
 		{
 			Name:        "KarpgatePolicyReloadFailing",

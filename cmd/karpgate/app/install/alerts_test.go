@@ -139,6 +139,7 @@ func TestAlertThresholdsReachTheRules(t *testing.T) {
 	}{
 		{"drift stuck for", func(a *AlertOptions) { a.DriftStuckFor = "45m" }, "KarpgateDriftRolloutStuck", RecordDrifted + "[45m]"},
 		{"blocked for", func(a *AlertOptions) { a.BlockedFor = "3d" }, "KarpgateNodePoolDisruptionBlocked", RecordBlocked + " offset 3d"},
+		{"frozen for", func(a *AlertOptions) { a.FrozenFor = "3h" }, "KarpgateDriftFrozen", "offset 3h"},
 		{"denials a minute", func(a *AlertOptions) { a.DenialsPerMinute = 0.25 }, "KarpgateAdmissionDenialsHigh", "* 60 > 0.25"},
 		{"error ratio", func(a *AlertOptions) { a.ErrorRatio = 0.01 }, "KarpgateConversionFailing", "> 0.01"},
 		{"certificate days", func(a *AlertOptions) { a.CertificateExpiryDays = 30 }, "KarpgateServingCertificateExpiresSoon", "/ 86400 < 30"},
@@ -200,6 +201,7 @@ func TestMonitoringOptionsAreChecked(t *testing.T) {
 		{"interval", func(m *MonitoringOptions) { m.ServiceMonitor.Interval = "30 seconds" }, `monitoring.serviceMonitor.interval "30 seconds": want a Prometheus duration`},
 		{"empty duration", func(m *MonitoringOptions) { m.PrometheusRule.Alerts.DriftStuckFor = "" }, `monitoring.prometheusRule.alerts.driftStuckFor ""`},
 		{"zero duration", func(m *MonitoringOptions) { m.PrometheusRule.Alerts.BlockedFor = "0s" }, `monitoring.prometheusRule.alerts.blockedFor "0s"`},
+		{"frozen in days and hours", func(m *MonitoringOptions) { m.PrometheusRule.Alerts.FrozenFor = "1d 12h" }, `monitoring.prometheusRule.alerts.frozenFor "1d 12h"`},
 		{"ratio as a percentage", func(m *MonitoringOptions) { m.PrometheusRule.Alerts.ErrorRatio = 5 }, "errorRatio 5: want a share between 0 and 1"},
 		{"no denials", func(m *MonitoringOptions) { m.PrometheusRule.Alerts.DenialsPerMinute = 0 }, "denialsPerMinute 0"},
 		{"no days", func(m *MonitoringOptions) { m.PrometheusRule.Alerts.CertificateExpiryDays = 0 }, "certificateExpiryDays 0"},

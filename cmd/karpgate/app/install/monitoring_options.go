@@ -65,6 +65,11 @@ type AlertOptions struct {
 	// disruption for any reason before KarpgateNodePoolDisruptionBlocked
 	// fires. A Prometheus duration.
 	BlockedFor string `json:"blockedFor"`
+	// FrozenFor is how long drift may stay frozen in a NodePool (karpgate
+	// freeze, or the rollout guard's cluster-wide trip) before
+	// KarpgateDriftFrozen fires: a freeze forgotten stops every rollout,
+	// AMI and security updates included. A Prometheus duration.
+	FrozenFor string `json:"frozenFor"`
 	// DenialsPerMinute is the rate of denials, per rule and averaged over 15
 	// minutes, above which KarpgateAdmissionDenialsHigh fires.
 	DenialsPerMinute float64 `json:"denialsPerMinute"`
@@ -92,8 +97,10 @@ func DefaultMonitoring() MonitoringOptions {
 		PrometheusRule: PrometheusRuleOptions{Labels: map[string]string{}, Alerts: AlertOptions{
 			// Karpenter replaces a drifted node within minutes when budgets
 			// allow it; two hours without one replaced is no slow rollout.
-			DriftStuckFor:         "2h",
-			BlockedFor:            "7d",
+			DriftStuckFor: "2h",
+			BlockedFor:    "7d",
+			// A freeze covers an incident or a change window, not weeks.
+			FrozenFor:             "24h",
 			DenialsPerMinute:      1,
 			ErrorRatio:            0.05,
 			CertificateExpiryDays: 14,
@@ -106,7 +113,7 @@ func DefaultMonitoring() MonitoringOptions {
 // AlertThresholds are the alert options as the PromQL text that goes into
 // the rules; the Helm chart puts template expressions in their place.
 type AlertThresholds struct {
-	DriftStuckFor, BlockedFor, DenialsPerMinute, ErrorRatio, CertificateExpiryDays string
+	DriftStuckFor, BlockedFor, FrozenFor, DenialsPerMinute, ErrorRatio, CertificateExpiryDays string
 }
 
 // Thresholds formats the options for the rules.
@@ -114,6 +121,7 @@ func (a AlertOptions) Thresholds() AlertThresholds {
 	return AlertThresholds{
 		DriftStuckFor:         a.DriftStuckFor,
 		BlockedFor:            a.BlockedFor,
+		FrozenFor:             a.FrozenFor,
 		DenialsPerMinute:      strconv.FormatFloat(a.DenialsPerMinute, 'g', -1, 64),
 		ErrorRatio:            strconv.FormatFloat(a.ErrorRatio, 'g', -1, 64),
 		CertificateExpiryDays: strconv.Itoa(int(a.CertificateExpiryDays)),
@@ -125,6 +133,7 @@ func (m MonitoringOptions) validate() error {
 		{"serviceMonitor.interval", m.ServiceMonitor.Interval},
 		{"prometheusRule.alerts.driftStuckFor", m.PrometheusRule.Alerts.DriftStuckFor},
 		{"prometheusRule.alerts.blockedFor", m.PrometheusRule.Alerts.BlockedFor},
+		{"prometheusRule.alerts.frozenFor", m.PrometheusRule.Alerts.FrozenFor},
 	}
 	for _, d := range durations {
 		if v, err := model.ParseDuration(d.value); err != nil || v <= 0 {

@@ -34,6 +34,7 @@ func chartMonitoringObjects(t *templater, helmOpts install.Options) ([]runtime.O
 	m.PrometheusRule = install.PrometheusRule(helmOpts, install.AlertThresholds{
 		DriftStuckFor:         t.value("{{ " + alerts + "driftStuckFor }}"),
 		BlockedFor:            t.value("{{ " + alerts + "blockedFor }}"),
+		FrozenFor:             t.value("{{ " + alerts + "frozenFor }}"),
 		DenialsPerMinute:      t.value("{{ " + alerts + "denialsPerMinute }}"),
 		ErrorRatio:            t.value("{{ " + alerts + "errorRatio }}"),
 		CertificateExpiryDays: t.value("{{ " + alerts + "certificateExpiryDays }}"),

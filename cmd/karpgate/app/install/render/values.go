@@ -154,6 +154,7 @@ func valueDocs() map[string]valueDoc {
 		"monitoring.prometheusRule.alerts":               {comment: "Alert thresholds. helm --set reads a fraction such as 0.5 as text: use --set-json for those."},
 		"monitoring.prometheusRule.alerts.driftStuckFor": duration("KarpgateDriftRolloutStuck: how long a NodePool's drifted NodeClaims may go without\ndecreasing while its budgets allow drift disruptions."),
 		"monitoring.prometheusRule.alerts.blockedFor":    duration("KarpgateNodePoolDisruptionBlocked: how long a NodePool with nodes may allow no\nvoluntary disruption at all."),
+		"monitoring.prometheusRule.alerts.frozenFor":     duration("KarpgateDriftFrozen: how long drift may stay frozen in a NodePool (karpgate freeze,\nor the rollout guard's cluster-wide trip)."),
 		"monitoring.prometheusRule.alerts.denialsPerMinute": {"KarpgateAdmissionDenialsHigh: denials a minute by one rule, over 15 minutes.",
 			func(s *Schema) { s.ExclusiveMinimum = num(0) }},
 		"monitoring.prometheusRule.alerts.errorRatio": {"The error alerts: the share of failed conversions, failed evaluations or non-2xx\nanswers (0.05 is 5%).",
