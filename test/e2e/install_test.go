@@ -44,7 +44,7 @@ type expectations struct {
 // The request timeout is four fifths of the shorter webhook timeout, so
 // karpgate answers before the API server gives up.
 var defaults = expectations{replicas: 2, validating: "Fail", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 10,
-	args: []string{"--controller=true", "--rollout-guard=false", "--request-timeout=8000ms"}}
+	args: []string{"--controller=true", "--rollout-guard=false", "--rollout-guard-freeze-after=0", "--request-timeout=8000ms"}}
 
 var renderings = []rendering{
 	{name: "kustomize base", namespace: deploy.Namespace, want: withObjects(defaults, 15), args: func(kubectl, _, root string) []string {
@@ -66,8 +66,8 @@ func withObjects(e expectations, n int) expectations {
 // helmVariant is the chart with every value changed that has a template
 // branch, in a namespace of its own.
 var helmVariant = rendering{name: "helm without cert-manager", namespace: "platform", ca: "values", want: expectations{
-	objects: 11, replicas: 1, validating: "Ignore", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 3,
-	args: []string{"--controller=false", "--rollout-guard=true", "--environment=production", "--request-timeout=2400ms"},
+	objects: 12, replicas: 1, validating: "Ignore", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 3,
+	args: []string{"--controller=false", "--rollout-guard=true", "--rollout-guard-freeze-after=0", "--environment=production", "--request-timeout=2400ms"},
 }, args: func(_, helm, root string) []string {
 	return []string{helm, "template", "karpgate", filepath.Join(root, "manifests", "charts", "karpgate"), "--namespace", "platform",
 		"--set", "certManager.enabled=false", "--set", "caBundle=" + testCABundle,

@@ -132,6 +132,12 @@ func serviceMonitor(opts Options) *monitoringv1.ServiceMonitor {
 		// that forbid file access from ServiceMonitors
 		// (arbitraryFSAccessThroughSMs) need a Secret and authorization.
 		BearerTokenFile: serviceAccountTokenPath, //nolint:staticcheck // deprecated for Secrets, which this must not need
+		// karpgate's webhook metrics carry a label "endpoint" (the path),
+		// which is also the target label prometheus-operator adds (the
+		// port name): without honorLabels Prometheus would rename karpgate's
+		// to exported_endpoint and every query by endpoint would read
+		// "metrics". karpgate exports no other target label.
+		HonorLabels: true,
 	}
 	endpoint.TLSConfig = tlsConfig
 	return &monitoringv1.ServiceMonitor{

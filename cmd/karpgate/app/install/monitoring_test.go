@@ -52,6 +52,9 @@ func TestMetricsAreReachable(t *testing.T) {
 	if ep.Scheme.String() != deploy.MetricsScheme || ep.Path != deploy.MetricsPath || token != serviceAccountTokenPath {
 		t.Errorf("ServiceMonitor endpoint %s %s, token %q", ep.Scheme.String(), ep.Path, token)
 	}
+	if !ep.HonorLabels {
+		t.Error("ServiceMonitor without honorLabels: karpgate's label endpoint would become exported_endpoint")
+	}
 	if ep.TLSConfig == nil || ep.TLSConfig.CA.Secret == nil || ep.TLSConfig.CA.Secret.Name != deploy.CertSecretName ||
 		*ep.TLSConfig.ServerName != ServiceDNSName(opts.Namespace) || *ep.TLSConfig.InsecureSkipVerify {
 		t.Errorf("ServiceMonitor TLS %+v: want the CA of Secret %s and the serving certificate's name", ep.TLSConfig, deploy.CertSecretName)
