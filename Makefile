@@ -17,6 +17,11 @@ HELM_VERSION := v3.22.0
 HELM        := $(CURDIR)/bin/helm/$(HELM_VERSION)/helm
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(CURDIR)/bin/golangci-lint/$(GOLANGCI_LINT_VERSION)/golangci-lint
+# Prometheus v3.14.0 is module version v0.314.0: hack/prometheus pins it, and
+# go.mod requires the same version for the PromQL parser the dashboard test
+# uses.
+PROMETHEUS_VERSION := v3.14.0
+PROMTOOL    := $(CURDIR)/bin/promtool/$(PROMETHEUS_VERSION)/promtool
 # The peers `make bench-peers` compares lint with, pinned by hack/<tool>/go.mod.
 CONFTEST_VERSION    := v0.71.1
 CONFTEST            := $(CURDIR)/bin/conftest/$(CONFTEST_VERSION)/conftest
@@ -46,10 +51,12 @@ RACE        ?= -race
 export KUBEBUILDER_ASSETS := $(ASSETS)
 # The install tests render the Helm chart with this helm.
 export KARPGATE_HELM := $(HELM)
+# The alert tests run this promtool.
+export KARPGATE_PROMTOOL := $(PROMTOOL)
 # The storage migration tests read etcd with this etcdctl.
 export KARPGATE_ETCDCTL := $(ETCDCTL)
 
-.PHONY: build tools etcdctl helm golangci-lint peers manifests test unit e2e lint bench bench-peers load fuzz run clean help
+.PHONY: build tools etcdctl helm promtool golangci-lint peers manifests test unit e2e lint bench bench-peers load fuzz run clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -92,6 +99,17 @@ $(HELM):
 	@echo "building helm $(HELM_VERSION) from source"
 	CGO_ENABLED=0 GOBIN=$(dir $@) $(GO) install -trimpath -ldflags '-s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)' helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
+promtool: $(PROMTOOL) ## Build promtool from the Go module proxy (once; cached), for the alert tests.
+
+# remove_all_sd leaves out Prometheus's cloud service discovery (AWS, Azure,
+# GCE and a dozen more SDKs), which `promtool test rules` never uses.
+$(PROMTOOL):
+	@mkdir -p $(dir $@)
+	@echo "building promtool $(PROMETHEUS_VERSION) from source"
+	cd hack/prometheus && CGO_ENABLED=0 $(GO) build -trimpath -tags remove_all_sd \
+	  -ldflags '-s -w -X github.com/prometheus/common/version.Version=$(PROMETHEUS_VERSION:v%=%)' \
+	  -o $@ github.com/prometheus/prometheus/cmd/promtool
+
 golangci-lint: $(GOLANGCI_LINT) ## Build golangci-lint from the Go module proxy (once; cached), for make lint.
 
 $(GOLANGCI_LINT):
@@ -113,18 +131,18 @@ $(KUBECONFORM):
 	@echo "building kubeconform $(KUBECONFORM_VERSION) from source"
 	cd hack/kubeconform && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ github.com/yannh/kubeconform/cmd/kubeconform
 
-manifests: ## Regenerate manifests/ (kustomize base, cert-manager overlay, Helm chart) from the Go types.
+manifests: ## Regenerate manifests/ (kustomize base and overlays, monitoring, Helm chart) from the Go types.
 	$(GO) run ./cmd/karpgate manifests --out manifests
 
 # build is a prerequisite so that the command the Dockerfile runs is the one
 # CI runs (test/e2e/dockerfile_test.go keeps them identical).
-test: lint tools etcdctl helm build ## Lint, build, then every test: unit, fuzz seeds, e2e against a real API server.
+test: lint tools etcdctl helm promtool build ## Lint, build, then every test: unit, fuzz seeds, e2e against a real API server.
 	$(GO) test $(RACE) -count=1 -timeout 45m $(TEST_FLAGS) ./...
 
-unit: ## Only the tests that need no API server, with the race detector.
+unit: promtool ## Only the tests that need no API server, with the race detector.
 	$(GO) test $(RACE) -count=1 $(TEST_FLAGS) $$($(GO) list ./... | grep -v /test/e2e)
 
-e2e: tools etcdctl helm ## Only the end-to-end tests, with the race detector.
+e2e: tools etcdctl helm promtool ## Only the end-to-end tests, with the race detector.
 	$(GO) test $(RACE) -count=1 -timeout 45m $(TEST_FLAGS) ./test/e2e/...
 
 lint: $(GOLANGCI_LINT) ## go vet, gofmt, go.mod tidiness, golangci-lint (.golangci.yml) and opa fmt on the built-in rules.

@@ -113,6 +113,9 @@ func New(opts Options) (*Server, error) {
 			return nil, err
 		}
 		routes[i] = limits.wrap(r.Path, rl, r.Handler)
+		// Each endpoint's panic counter exists at zero from the start, so
+		// that increase() in an alert sees the first panic.
+		panics.WithLabelValues(r.Path)
 	}
 	certs, err := certwatcher.New(filepath.Join(opts.CertDir, CertFile), filepath.Join(opts.CertDir, KeyFile))
 	if err != nil {
@@ -121,6 +124,7 @@ func New(opts Options) (*Server, error) {
 	if opts.CertReloadInterval > 0 {
 		certs = certs.WithWatchInterval(opts.CertReloadInterval)
 	}
+	certs.RegisterCallback(observeServingCertificate)
 	// Only its mux and Register are used: Register instruments each route
 	// with controller-runtime's webhook metrics.
 	webhooks := ctrlwebhook.NewServer(ctrlwebhook.Options{Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir})

@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -45,6 +46,10 @@ const (
 	// folder is what cert-manager's Helm chart templates its CRDs from: the
 	// versions and schemas are the same, only the chart's labels differ.
 	CertManagerV1_21_2 Set = "cert-manager-v1.21.2"
+	// PrometheusOperatorV0_93_1 holds the ServiceMonitor and PrometheusRule
+	// kinds of the monitoring manifests, at the version of the API types
+	// they are built from.
+	PrometheusOperatorV0_93_1 Set = "prometheus-operator-v0.93.1"
 )
 
 // subdirs says where in each pinned module the CRDs live.
@@ -52,6 +57,14 @@ var subdirs = map[Set]string{
 	KarpenterV1_0_8:    "pkg/apis/crds",
 	KarpenterV1_15_1:   "pkg/apis/crds",
 	CertManagerV1_21_2: "deploy/crds",
+	// The folder has every monitoring.coreos.com kind; onlyFiles keeps the
+	// two karpgate creates (the others are megabytes each).
+	PrometheusOperatorV0_93_1: "example/prometheus-operator-crd",
+}
+
+// onlyFiles limits a set to some files of its folder.
+var onlyFiles = map[Set][]string{
+	PrometheusOperatorV0_93_1: {"monitoring.coreos.com_prometheusrules.yaml", "monitoring.coreos.com_servicemonitors.yaml"},
 }
 
 // File is one CRD manifest file.
@@ -75,7 +88,20 @@ func Files(ctx context.Context, set Set) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return filesFromPin(ctx, filepath.Join(root, "hack", "crds", string(set)), subdir)
+	files, err := filesFromPin(ctx, filepath.Join(root, "hack", "crds", string(set)), subdir)
+	if err != nil || onlyFiles[set] == nil {
+		return files, err
+	}
+	var kept []File
+	for _, f := range files {
+		if slices.Contains(onlyFiles[set], path.Base(f.Name)) {
+			kept = append(kept, f)
+		}
+	}
+	if len(kept) != len(onlyFiles[set]) {
+		return nil, fmt.Errorf("CRD set %s: found %d of the files %v", set, len(kept), onlyFiles[set])
+	}
+	return kept, nil
 }
 
 // filesFromPin reads the CRDs under subdir of the module pinned in pinDir.

@@ -17,6 +17,7 @@ func TestFilesOfEachPinnedSet(t *testing.T) {
 		{KarpenterV1_0_8, []string{"karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml", "karpenter.k8s.aws_ec2nodeclasses.yaml"}, "name: v1beta1"},
 		{KarpenterV1_15_1, []string{"karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml", "karpenter.k8s.aws_ec2nodeclasses.yaml"}, "name: v1"},
 		{CertManagerV1_21_2, []string{"cert-manager.io_issuers.yaml", "cert-manager.io_certificates.yaml"}, "group: cert-manager.io"},
+		{PrometheusOperatorV0_93_1, []string{"monitoring.coreos.com_prometheusrules.yaml", "monitoring.coreos.com_servicemonitors.yaml"}, "operator.prometheus.io/version: 0.93.1"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.set), func(t *testing.T) {
@@ -38,6 +39,9 @@ func TestFilesOfEachPinnedSet(t *testing.T) {
 				}
 			}
 		})
+	}
+	if files, _ := Files(context.Background(), PrometheusOperatorV0_93_1); len(files) != 2 {
+		t.Errorf("the prometheus-operator set must keep only the ServiceMonitor and PrometheusRule CRDs, got %d files", len(files))
 	}
 	v15, _ := Files(context.Background(), KarpenterV1_15_1)
 	for _, f := range v15 {

@@ -23,9 +23,16 @@ import (
 // decodeOne finds the single object of kind and decodes it into out.
 func decodeOne(t *testing.T, objs []*manifest.Object, kind string, out any) bool {
 	t.Helper()
+	return decodeNamed(t, objs, kind, "", out)
+}
+
+// decodeNamed finds the single object of kind with name (any name when
+// empty) and decodes it into out.
+func decodeNamed(t *testing.T, objs []*manifest.Object, kind, name string, out any) bool {
+	t.Helper()
 	var found []*manifest.Object
 	for _, o := range objs {
-		if o.Kind() == kind {
+		if o.Kind() == kind && (name == "" || o.Name() == name) {
 			found = append(found, o)
 		}
 	}
@@ -219,6 +226,12 @@ func contractGrants(namespace string) []rbacGrant {
 	add("cluster", "karpenter.sh", "nodeclaims", "", "get", "list", "watch")
 	add("cluster", "karpenter.k8s.aws", "ec2nodeclasses", "", "get", "list", "watch")
 	add("cluster", "", "nodes", "", "get", "list", "watch")
+	// The loop's pod and PodDisruptionBudget views (drift blocked by pods).
+	add("cluster", "", "pods", "", "get", "list", "watch")
+	add("cluster", "policy", "poddisruptionbudgets", "", "get", "list", "watch")
+	// Who may read /metrics, /status and /explain (--metrics-secure).
+	add("cluster", "authentication.k8s.io", "tokenreviews", "", "create")
+	add("cluster", "authorization.k8s.io", "subjectaccessreviews", "", "create")
 	add("cluster", "", "events", "", "create", "patch")
 	add("cluster", "events.k8s.io", "events", "", "create", "patch")
 	add(namespace, "coordination.k8s.io", "leases", "", "create")
@@ -258,10 +271,22 @@ func checkRBAC(t *testing.T, objs []*manifest.Object, namespace string) {
 	var role rbacv1.Role
 	var crb rbacv1.ClusterRoleBinding
 	var rb rbacv1.RoleBinding
-	for kind, out := range map[string]any{"ClusterRole": &cr, "Role": &role, "ClusterRoleBinding": &crb, "RoleBinding": &rb} {
-		if !decodeOne(t, objs, kind, out) {
-			t.Fatalf("no %s", kind)
+	var reader rbacv1.ClusterRole
+	for _, o := range []struct {
+		kind, name string
+		out        any
+	}{
+		{"ClusterRole", deploy.Name, &cr}, {"Role", "", &role}, {"ClusterRoleBinding", deploy.Name, &crb}, {"RoleBinding", "", &rb},
+		{"ClusterRole", deploy.MetricsReaderClusterRole, &reader},
+	} {
+		if !decodeNamed(t, objs, o.kind, o.name, o.out) {
+			t.Fatalf("no %s %s", o.kind, o.name)
 		}
+	}
+	// What a scraper is bound to: reading karpgate's own endpoints, nothing
+	// of the API.
+	if want := []rbacv1.PolicyRule{{NonResourceURLs: []string{deploy.MetricsPath, deploy.StatusPath, deploy.ExplainPath}, Verbs: []string{"get"}}}; !reflect.DeepEqual(reader.Rules, want) {
+		t.Errorf("ClusterRole %s rules %+v, want %+v", reader.Name, reader.Rules, want)
 	}
 	collect("cluster", cr.Rules)
 	collect(role.Namespace, role.Rules)

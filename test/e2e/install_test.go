@@ -44,16 +44,16 @@ type expectations struct {
 // The request timeout is four fifths of the shorter webhook timeout, so
 // karpgate answers before the API server gives up.
 var defaults = expectations{replicas: 2, validating: "Fail", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 10,
-	args: []string{"--controller=true", "--rollout-guard=false", "--request-timeout=8000ms"}}
+	args: []string{"--controller=true", "--rollout-guard=false", "--rollout-guard-freeze-after=0", "--request-timeout=8000ms"}}
 
 var renderings = []rendering{
-	{name: "kustomize base", namespace: deploy.Namespace, want: withObjects(defaults, 14), args: func(kubectl, _, root string) []string {
+	{name: "kustomize base", namespace: deploy.Namespace, want: withObjects(defaults, 15), args: func(kubectl, _, root string) []string {
 		return []string{kubectl, "kustomize", filepath.Join(root, "manifests", "base")}
 	}},
-	{name: "kustomize cert-manager overlay", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 18), args: func(kubectl, _, root string) []string {
+	{name: "kustomize cert-manager overlay", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 19), args: func(kubectl, _, root string) []string {
 		return []string{kubectl, "kustomize", filepath.Join(root, "manifests", "overlays", "cert-manager")}
 	}},
-	{name: "helm default values", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 17), args: func(_, helm, root string) []string {
+	{name: "helm default values", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 18), args: func(_, helm, root string) []string {
 		return []string{helm, "template", "karpgate", filepath.Join(root, "manifests", "charts", "karpgate"), "--namespace", deploy.Namespace}
 	}},
 }
@@ -66,8 +66,8 @@ func withObjects(e expectations, n int) expectations {
 // helmVariant is the chart with every value changed that has a template
 // branch, in a namespace of its own.
 var helmVariant = rendering{name: "helm without cert-manager", namespace: "platform", ca: "values", want: expectations{
-	objects: 11, replicas: 1, validating: "Ignore", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 3,
-	args: []string{"--controller=false", "--rollout-guard=true", "--environment=production", "--request-timeout=2400ms"},
+	objects: 12, replicas: 1, validating: "Ignore", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 3,
+	args: []string{"--controller=false", "--rollout-guard=true", "--rollout-guard-freeze-after=0", "--environment=production", "--request-timeout=2400ms"},
 }, args: func(_, helm, root string) []string {
 	return []string{helm, "template", "karpgate", filepath.Join(root, "manifests", "charts", "karpgate"), "--namespace", "platform",
 		"--set", "certManager.enabled=false", "--set", "caBundle=" + testCABundle,
@@ -95,7 +95,7 @@ func TestInstallManifests(t *testing.T) {
 		t.Fatal(err)
 	}
 	helm := helmBinary(t, root)
-	env := testenv.Start(t, testenv.CRDs(t, crdsource.KarpenterV1_0_8, crdsource.CertManagerV1_21_2), testenv.WebhooksResolveEndpoints())
+	env := testenv.Start(t, testenv.CRDs(t, crdsource.KarpenterV1_0_8, crdsource.CertManagerV1_21_2, crdsource.PrometheusOperatorV0_93_1), testenv.WebhooksResolveEndpoints())
 	kubectl := filepath.Join(env.AssetsDir, "kubectl")
 	g := newGuide(t, env, root, helm)
 
@@ -114,6 +114,26 @@ func TestInstallManifests(t *testing.T) {
 			checkWebhooks(t, objs, r.namespace, r.ca, r.want)
 		})
 	}
+
+	for _, r := range []rendering{monitoringOverlay, helmMonitoring, helmMonitoringVariant} {
+		t.Run("render and check/"+r.name, func(t *testing.T) {
+			objs := parseObjects(t, r.name, run(t, r.args(kubectl, helm, root)...))
+			rendered[r.name] = objs
+			if len(objs) != r.want.objects {
+				t.Errorf("%s: %d objects, want %d", r.name, len(objs), r.want.objects)
+			}
+			checkDashboardConfigMap(t, objs, root)
+		})
+	}
+	t.Run("render and check/"+helmMonitoringVariant.name+"/values reach the objects", func(t *testing.T) {
+		checkMonitoringVariant(t, rendered[helmMonitoringVariant.name], root)
+	})
+	t.Run("helm with monitoring equals the monitoring overlay", func(t *testing.T) {
+		sameObjects(t, rendered[monitoringOverlay.name], rendered[helmMonitoring.name])
+	})
+	t.Run("helm install refuses bad values with the schema's message", func(t *testing.T) {
+		checkBadValues(t, env, helm, root)
+	})
 
 	t.Run("helm lint", func(t *testing.T) {
 		out := run(t, helm, "lint", "--strict", filepath.Join(root, "manifests", "charts", "karpgate"), "--namespace", deploy.Namespace)
@@ -169,15 +189,19 @@ func TestInstallManifests(t *testing.T) {
 	})
 
 	t.Run("helm default values equal the cert-manager overlay", func(t *testing.T) {
-		overlay := byRef(rendered["kustomize cert-manager overlay"], func(o *manifest.Object) bool { return o.Kind() != "Namespace" })
-		chart := byRef(rendered["helm default values"], func(*manifest.Object) bool { return true })
-		if got, want := sortedKeys(chart), sortedKeys(overlay); !reflect.DeepEqual(got, want) {
-			t.Fatalf("helm renders %v\nthe overlay has %v", got, want)
-		}
-		for ref, o := range overlay {
-			if !reflect.DeepEqual(chart[ref].Content, o.Content) {
-				t.Errorf("%s differs between helm template and kubectl kustomize:\nhelm:    %v\noverlay: %v", ref, chart[ref].Content, o.Content)
-			}
+		sameObjects(t, rendered["kustomize cert-manager overlay"], rendered["helm default values"])
+	})
+
+	t.Run("apply/"+monitoringOverlay.name, func(t *testing.T) {
+		applyRendering(t, env, monitoringOverlay, kubectl, helm, root)
+	})
+
+	t.Run("apply/"+helmMonitoringVariant.name+" (server-side dry run)", func(t *testing.T) {
+		kubectlOK(t, env, nil, "create", "namespace", helmMonitoringVariant.namespace)
+		out := run(t, helmMonitoringVariant.args(kubectl, helm, root)...)
+		res := env.Kubectl(out, "apply", "--server-side", "--dry-run=server", "--field-manager=karpgate", "-f", "-")
+		if res.ExitCode != 0 {
+			t.Fatalf("server-side dry run of %s: exit %d\n%s\n%s", helmMonitoringVariant.name, res.ExitCode, res.Stdout, res.Stderr)
 		}
 	})
 
@@ -286,6 +310,22 @@ func parseObjects(t *testing.T, name string, data []byte) []*manifest.Object {
 		t.Fatal(err)
 	}
 	return objs
+}
+
+// sameObjects: the chart, which has no Namespace, renders exactly the
+// kustomize tree's other objects.
+func sameObjects(t *testing.T, kustomized, chart []*manifest.Object) {
+	t.Helper()
+	overlay := byRef(kustomized, func(o *manifest.Object) bool { return o.Kind() != "Namespace" })
+	helm := byRef(chart, func(*manifest.Object) bool { return true })
+	if got, want := sortedKeys(helm), sortedKeys(overlay); !reflect.DeepEqual(got, want) {
+		t.Fatalf("helm renders %v\nthe overlay has %v", got, want)
+	}
+	for ref, o := range overlay {
+		if !reflect.DeepEqual(helm[ref].Content, o.Content) {
+			t.Errorf("%s differs between helm template and kubectl kustomize:\nhelm:    %v\noverlay: %v", ref, helm[ref].Content, o.Content)
+		}
+	}
 }
 
 func byRef(objs []*manifest.Object, keep func(*manifest.Object) bool) map[string]*manifest.Object {

@@ -92,10 +92,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := review.Request
 	review.Request = nil
 	review.Response = h.review(r.Context(), req)
-	req.Objects = nil // the converted objects replace them; let them go
-	if review.Response.Result.Status == metav1.StatusFailure {
-		h.Log.Info("conversion failed", "uid", req.UID, "desiredAPIVersion", req.DesiredAPIVersion, "message", review.Response.Result.Message)
+	failed := review.Response.Result.Status == metav1.StatusFailure
+	countReview(req.DesiredAPIVersion, failed)
+	if failed {
+		h.Log.Info("conversion failed", "uid", req.UID, "desiredAPIVersion", req.DesiredAPIVersion, "objects", len(req.Objects), "message", review.Response.Result.Message)
 	}
+	req.Objects = nil // the converted objects replace them; let them go
 	w.Header().Set("Content-Type", "application/json")
 	if err := writeReview(w, review); err != nil {
 		h.Log.Info("writing the ConversionReview response failed", "uid", req.UID, "error", err.Error())

@@ -15,14 +15,19 @@ func newManifestsCommand(s Streams) *cobra.Command {
 	var check bool
 	cmd := &cobra.Command{
 		Use:   "manifests",
-		Short: "Write the install manifests: kustomize base, cert-manager overlay, Helm chart",
+		Short: "Write the install manifests: kustomize base and overlays, monitoring, Helm chart",
 		Long: `manifests writes what a cluster operator applies to run karpgate, built from
-the Kubernetes and cert-manager API types:
+the Kubernetes, cert-manager and prometheus-operator API types:
 
   base/                   kustomize base (bring your own serving certificate)
   overlays/cert-manager/  base + cert-manager certificates, CA injection and the
                           patch pointing Karpenter's CRDs' conversion at karpgate
-  charts/karpgate/        the same content as a Helm chart
+  components/monitoring/  kustomize component: ServiceMonitor, PrometheusRule
+                          (alerts) and the Grafana dashboard as a ConfigMap
+  overlays/monitoring/    the cert-manager overlay with that component
+  dashboards/             the Grafana dashboard, for import by hand
+  charts/karpgate/        the same content as a Helm chart, with
+                          values.schema.json
 
 Files in those folders that are no longer generated are removed. With --check
 nothing is written: the command lists what differs and exits 1 when the

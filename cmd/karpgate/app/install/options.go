@@ -49,6 +49,8 @@ type Options struct {
 	CertManager bool
 	// Config is karpgate.yaml, mounted from a ConfigMap.
 	Config string
+	// Monitoring: scrape annotations, ServiceMonitor, alerts, dashboard.
+	Monitoring MonitoringOptions
 	// NetworkPolicy limits who reaches karpgate's ports.
 	NetworkPolicy NetworkPolicyOptions
 }
@@ -95,6 +97,7 @@ func Defaults() Options {
 		CertManager:   true,
 		Config:        DefaultConfig,
 		NetworkPolicy: NetworkPolicyOptions{Enabled: true, APIServerCIDRs: DefaultAPIServerCIDRs},
+		Monitoring:    DefaultMonitoring(),
 	}
 }
 

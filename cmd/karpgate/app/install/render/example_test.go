@@ -7,8 +7,9 @@ import (
 	"github.com/karpgate/karpgate/cmd/karpgate/app/install/render"
 )
 
-// The kustomize tree: one file per kind, and an overlay that adds
-// cert-manager and patches Karpenter's CRDs.
+// The kustomize tree: one file per kind, an overlay that adds cert-manager
+// and patches Karpenter's CRDs, and a monitoring component with an overlay
+// that adds it.
 func ExampleKustomize() {
 	tree, err := render.Kustomize(install.Defaults())
 	if err != nil {
@@ -32,10 +33,15 @@ func ExampleKustomize() {
 	// base/service.yaml
 	// base/serviceaccount.yaml
 	// base/validatingwebhookconfiguration.yaml
+	// components/monitoring/configmap.yaml
+	// components/monitoring/kustomization.yaml
+	// components/monitoring/prometheusrule.yaml
+	// components/monitoring/servicemonitor.yaml
 	// overlays/cert-manager/certificate.yaml
 	// overlays/cert-manager/customresourcedefinition.yaml
 	// overlays/cert-manager/issuer.yaml
 	// overlays/cert-manager/kustomization.yaml
 	// overlays/cert-manager/mutatingwebhookconfiguration.yaml
 	// overlays/cert-manager/validatingwebhookconfiguration.yaml
+	// overlays/monitoring/kustomization.yaml
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/karpgate/karpgate/cmd/karpgate/app/install"
+	"github.com/karpgate/karpgate/cmd/karpgate/app/install/dashboard"
 )
 
 // Generate renders everything under manifests/ from install.Defaults().
@@ -20,5 +21,17 @@ func Generate() (Tree, error) {
 	for p, data := range chart {
 		tree[p] = data
 	}
+	board, err := dashboard.JSON()
+	if err != nil {
+		return nil, fmt.Errorf("the Grafana dashboard: %w", err)
+	}
+	tree[join(DashboardsDir, DashboardFile)] = board
 	return tree, nil
 }
+
+// The Grafana dashboard, for import by hand; the chart and the monitoring
+// component carry the same JSON in a ConfigMap.
+const (
+	DashboardsDir = "dashboards"
+	DashboardFile = "karpgate.json"
+)

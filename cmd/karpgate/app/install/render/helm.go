@@ -6,6 +6,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/karpgate/karpgate/cmd/karpgate/app/install"
@@ -33,6 +34,8 @@ var fileConditions = map[string]string{
 	"Issuer":              ".Values.certManager.enabled",
 	"Certificate":         ".Values.certManager.enabled",
 	"PodDisruptionBudget": "gt (int .Values.replicas) 1",
+	"ServiceMonitor":      ".Values.monitoring.serviceMonitor.enabled",
+	"PrometheusRule":      ".Values.monitoring.prometheusRule.enabled",
 	"NetworkPolicy":       ".Values.networkPolicy.enabled",
 }
 
@@ -54,7 +57,7 @@ func chartHoles() []hole {
 			inline: `"--request-timeout={{ mul (min (int .Values.webhooks.validating.timeoutSeconds) (int .Values.webhooks.mutating.timeoutSeconds)) 800 }}ms"`},
 		{kind: "NetworkPolicy", path: []string{"spec", "ingress", "0", "from"},
 			block: `{{- range .Values.networkPolicy.apiServerCIDRs }}{{ printf "- ipBlock:\n    cidr: %%q" . | nindent %d }}{{- end }}`},
-		{kind: "ConfigMap", path: []string{"data", deploy.ConfigKey}, blockHeader: " |", block: "{{- .Values.config | nindent %d }}"},
+		{kind: "ConfigMap", name: deploy.ConfigMapName, path: []string{"data", deploy.ConfigKey}, blockHeader: " |", block: "{{- .Values.config | nindent %d }}"},
 	}
 	caBundle := `{{- if not .Values.certManager.enabled }}
 caBundle: {{ required "set caBundle to the base64 PEM of the CA that signed Secret ` + deploy.CertSecretName + `, or set certManager.enabled=true" .Values.caBundle | quote }}
@@ -77,7 +80,8 @@ caBundle: {{ required "set caBundle to the base64 PEM of the CA that signed Secr
 // template` with default values gives the cert-manager overlay's objects
 // (without the Namespace, which Helm users create with --create-namespace,
 // and without the CRD patch, which NOTES.txt prints: Helm must not own
-// Karpenter's CRDs, or uninstalling karpgate would delete every NodePool).
+// Karpenter's CRDs, or uninstalling karpgate would delete every NodePool),
+// and with the monitoring values switched on, the monitoring overlay's.
 func Chart(opts install.Options) (Tree, error) {
 	t := newTemplater()
 	helmOpts := opts
@@ -86,16 +90,22 @@ func Chart(opts install.Options) (Tree, error) {
 	helmOpts.ImagePullPolicy = corev1.PullPolicy(t.value("{{ .Values.image.pullPolicy }}"))
 	helmOpts.Environment = t.value("{{ .Values.environment }}")
 	helmOpts.CertManager = true
+	helmOpts.Monitoring = chartMonitoringOptions(t, opts.Monitoring)
 	helmOpts.NetworkPolicy.Enabled = true // the file condition decides
 	set, err := install.Build(helmOpts)
 	if err != nil {
 		return nil, err
 	}
+	monitoring, err := chartMonitoringObjects(t, helmOpts)
+	if err != nil {
+		return nil, err
+	}
+	objs := append(set.Objects(), monitoring...)
 
 	tree := Tree{}
 	var kinds []string
 	byKind := map[string][]runtime.Object{}
-	for _, obj := range set.Objects() {
+	for _, obj := range objs {
 		kind := kindOf(obj)
 		if kind == "Namespace" {
 			continue
@@ -105,29 +115,12 @@ func Chart(opts install.Options) (Tree, error) {
 		}
 		byKind[kind] = append(byKind[kind], obj)
 	}
-	holes := chartHoles()
+	holes := append(chartHoles(), chartMonitoringHoles()...)
+	conditions := chartObjectConditions()
 	for _, kind := range kinds {
-		nodes, err := objectNodes(byKind[kind])
+		text, err := t.kindTemplate(kind, byKind[kind], holes, conditions)
 		if err != nil {
 			return nil, err
-		}
-		var dug []string
-		for _, h := range holes {
-			if h.kind != kind {
-				continue
-			}
-			if len(nodes) != 1 {
-				return nil, fmt.Errorf("%s: a hole in a kind with %d objects would not say which one; give the hole an object name", kind, len(nodes))
-			}
-			tok, err := t.dig(nodes[0], h)
-			if err != nil {
-				return nil, err
-			}
-			dug = append(dug, tok)
-		}
-		text, err := t.template(nodes, dug)
-		if err != nil {
-			return nil, fmt.Errorf("%s template: %w", kind, err)
 		}
 		if cond, ok := fileConditions[kind]; ok {
 			text = "{{- if " + cond + " }}\n" + text + "{{- end }}\n"
@@ -145,6 +138,11 @@ func Chart(opts install.Options) (Tree, error) {
 		return nil, err
 	}
 	tree[join(ChartDir, "values.yaml")] = append([]byte(Header), values...)
+	schema, err := ValuesSchema()
+	if err != nil {
+		return nil, err
+	}
+	tree[join(ChartDir, "values.schema.json")] = schema
 	chart, err := yamlText(chartMeta{
 		APIVersion:  "v2",
 		Name:        deploy.Name,
@@ -161,7 +159,45 @@ func Chart(opts install.Options) (Tree, error) {
 	return tree, nil
 }
 
+// kindTemplate renders the objects of one kind, each with its holes and,
+// when conditions name it ("Kind/name"), only when its condition holds.
+func (t *templater) kindTemplate(kind string, objs []runtime.Object, holes []hole, conditions map[string]string) (string, error) {
+	nodes, err := objectNodes(objs)
+	if err != nil {
+		return "", err
+	}
+	docs := make([]string, 0, len(objs))
+	for i, n := range nodes {
+		name := objs[i].(metav1.Object).GetName()
+		var dug []string
+		for _, h := range holes {
+			if h.kind != kind || (h.name != "" && h.name != name) {
+				continue
+			}
+			if h.name == "" && len(nodes) != 1 {
+				return "", fmt.Errorf("%s: a hole in a kind with %d objects would not say which one; give the hole an object name", kind, len(nodes))
+			}
+			tok, err := t.dig(n, h)
+			if err != nil {
+				return "", err
+			}
+			dug = append(dug, tok)
+		}
+		text, err := t.template([]*yaml.Node{n}, dug)
+		if err != nil {
+			return "", fmt.Errorf("%s %s template: %w", kind, name, err)
+		}
+		if cond, ok := conditions[kind+"/"+name]; ok {
+			text = "{{- if " + cond + " }}\n" + text + "{{- end }}\n"
+		}
+		docs = append(docs, text)
+	}
+	return strings.Join(docs, "---\n"), nil
+}
+
 // template encodes nodes and turns the holes' tokens into template text.
+// Braces already in the objects (alert annotations' {{ $labels.x }}, the
+// dashboard's legends) are escaped first, so Helm writes them as they are.
 func (t *templater) template(nodes []*yaml.Node, dug []string) (string, error) {
 	for _, n := range nodes {
 		t.quoteValues(n)
@@ -170,7 +206,12 @@ func (t *templater) template(nodes []*yaml.Node, dug []string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return t.finish(string(data), dug)
+	return t.finish(escapeTemplate(string(data)), dug)
+}
+
+// escapeTemplate makes text that Go templates print as it is.
+func escapeTemplate(text string) string {
+	return strings.NewReplacer("{{", `{{ "{{" }}`, "}}", `{{ "}}" }}`).Replace(text)
 }
 
 // notesText is printed after install. It carries the CRD conversion patch

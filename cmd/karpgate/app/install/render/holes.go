@@ -14,6 +14,9 @@ import (
 // objects as the kustomize tree.
 type hole struct {
 	kind string // the object kind the hole is in
+	// name picks the object when the kind has several; empty for a kind
+	// with one object.
+	name string
 	// path from the object's root: mapping keys; in a sequence, an index or
 	// a text the wanted scalar item contains.
 	path []string

@@ -14,6 +14,7 @@ type kustomization struct {
 	APIVersion string   `yaml:"apiVersion"`
 	Kind       string   `yaml:"kind"`
 	Resources  []string `yaml:"resources"`
+	Components []string `yaml:"components,omitempty"`
 	Patches    []patch  `yaml:"patches,omitempty"`
 	// note is a comment above resources.
 	note string
@@ -32,8 +33,12 @@ func Kustomize(opts install.Options) (Tree, error) {
 	if err != nil {
 		return nil, err
 	}
+	monitoring, err := install.BuildMonitoring(baseOpts)
+	if err != nil {
+		return nil, err
+	}
 	tree := Tree{}
-	baseFiles, err := addByKind(tree, "base", base.Objects())
+	baseFiles, err := addByKind(tree, "base", append(base.Objects(), monitoring.MetricsService))
 	if err != nil {
 		return nil, err
 	}
@@ -72,8 +77,52 @@ func Kustomize(opts install.Options) (Tree, error) {
 	for _, f := range injection {
 		k.Patches = append(k.Patches, patch{Path: f})
 	}
-	return tree, addKustomization(tree, overlay, k)
+	if err := addKustomization(tree, overlay, k); err != nil {
+		return nil, err
+	}
+	return tree, addMonitoring(tree, monitoring)
 }
+
+// MonitoringComponent is the kustomize component with the ServiceMonitor,
+// the PrometheusRule and the dashboard ConfigMap; MonitoringOverlay is the
+// cert-manager overlay with it.
+const (
+	MonitoringComponent = "components/monitoring"
+	MonitoringOverlay   = "overlays/monitoring"
+)
+
+// addMonitoring writes the monitoring component (a kustomize Component, so
+// that any kustomization can include it: the monitoring.coreos.com kinds
+// are no business of clusters without prometheus-operator) and an overlay
+// that adds it to the cert-manager overlay.
+func addMonitoring(tree Tree, m *install.Monitoring) error {
+	objs := []runtime.Object{m.ServiceMonitor, m.PrometheusRule, m.Dashboard}
+	if m.PrometheusBinding != nil {
+		objs = append(objs, m.PrometheusBinding)
+	}
+	files, err := addByKind(tree, MonitoringComponent, objs)
+	if err != nil {
+		return err
+	}
+	component, err := kustomizationNode(kustomization{APIVersion: "kustomize.config.k8s.io/v1alpha1", Kind: "Component", Resources: files, note: monitoringNote})
+	if err != nil {
+		return err
+	}
+	if err := addDocuments(tree, join(MonitoringComponent, "kustomization.yaml"), []*yaml.Node{component}); err != nil {
+		return err
+	}
+	return addKustomization(tree, MonitoringOverlay, kustomization{
+		Resources:  []string{"../cert-manager"},
+		Components: []string{"../../" + MonitoringComponent},
+	})
+}
+
+// monitoringNote heads the component's resources.
+const monitoringNote = `ServiceMonitor, PrometheusRule (alerts with runbooks: README, Operating
+karpgate) and the Grafana dashboard as a ConfigMap for Grafana's sidecar.
+They need the prometheus-operator CRDs. Include this component in your
+kustomization (components: [<path>/components/monitoring]) and bind
+Prometheus's service account to ClusterRole karpgate-metrics-reader.`
 
 // conversionNote heads the overlay's resources. Listing the CRD patch there
 // would make `kubectl delete -k` (or a GitOps tool pruning the overlay)
@@ -134,12 +183,20 @@ func addDocuments(tree Tree, path string, nodes []*yaml.Node) error {
 
 func addKustomization(tree Tree, dir string, k kustomization) error {
 	k.APIVersion, k.Kind = "kustomize.config.k8s.io/v1beta1", "Kustomization"
+	n, err := kustomizationNode(k)
+	if err != nil {
+		return err
+	}
+	return addDocuments(tree, join(dir, "kustomization.yaml"), []*yaml.Node{n})
+}
+
+func kustomizationNode(k kustomization) (*yaml.Node, error) {
 	var n yaml.Node
 	if err := n.Encode(k); err != nil {
-		return err
+		return nil, err
 	}
 	if key, _, err := find(&n, []string{"resources"}); err == nil && k.note != "" {
 		key.HeadComment = k.note
 	}
-	return addDocuments(tree, join(dir, "kustomization.yaml"), []*yaml.Node{&n})
+	return &n, nil
 }
