@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
+	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/migration/storage"
 	"github.com/karpgate/karpgate/test/testenv"
@@ -56,6 +57,12 @@ func TestMigrateStorage(t *testing.T) {
 	expectStored(t, env, names, karpenter.V1Beta1)
 	expectStoredVersions(t, env, []string{karpenter.V1Beta1, karpenter.V1})
 	before := v1Views(t, env, names)
+
+	// karpgate's own webhooks skip no-op UPDATEs (their matchConditions), so
+	// the migration's writes never meet them. A mutating webhook without
+	// such conditions does: karpgate's mutator registered a second time
+	// with none, as a webhook from before match conditions would be.
+	mutator := unconditionalCopy(t, env)
 
 	state := filepath.Join(t.TempDir(), "progress.json")
 	opts := storage.Options{PageSize: 2, StatePath: state, Server: "test"}
@@ -106,6 +113,9 @@ func TestMigrateStorage(t *testing.T) {
 	// stores the EC2NodeClass as v1 itself.
 	env.MustKubectl(nil, "patch", "ec2nodeclasses.v1.karpenter.k8s.aws", "production", "--type=json",
 		"-p", `[{"op":"replace","path":"/spec/amiSelectorTerms/0/alias","value":"al2023@v20240807"}]`)
+	if err := env.Client.Delete(ctx, mutator); err != nil {
+		t.Fatal(err)
+	}
 
 	t.Run("an interrupted run stops between pages and keeps its place", func(t *testing.T) {
 		runCtx, cancel := context.WithCancel(ctx)
@@ -244,6 +254,29 @@ func leftoverWebhook() *admissionregistrationv1.ValidatingWebhookConfiguration {
 			AdmissionReviewVersions: []string{"v1"},
 		}},
 	}
+}
+
+// unconditionalCopy registers karpgate's mutating webhook once more under
+// another name and without matchConditions, so that no-op UPDATEs reach it.
+func unconditionalCopy(t *testing.T, env *testenv.Env) *admissionregistrationv1.MutatingWebhookConfiguration {
+	t.Helper()
+	var own admissionregistrationv1.MutatingWebhookConfiguration
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: deploy.WebhookConfigurationName}, &own); err != nil {
+		t.Fatal(err)
+	}
+	if len(own.Webhooks) == 0 || len(own.Webhooks[0].MatchConditions) == 0 {
+		t.Fatalf("karpgate's mutating webhook has no matchConditions: %+v", own.Webhooks)
+	}
+	copied := &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "karpgate-without-match-conditions"},
+		Webhooks:   []admissionregistrationv1.MutatingWebhook{*own.Webhooks[0].DeepCopy()},
+	}
+	copied.Webhooks[0].Name = "unconditional." + deploy.MutatingWebhookName
+	copied.Webhooks[0].MatchConditions = nil
+	if err := env.Client.Create(context.Background(), copied); err != nil {
+		t.Fatal(err)
+	}
+	return copied
 }
 
 // cancelOn cancels when a progress line starts with prefix.
