@@ -44,13 +44,19 @@ const (
 	// folder is what cert-manager's Helm chart templates its CRDs from: the
 	// versions and schemas are the same, only the chart's labels differ.
 	CertManagerV1_21_2 Set = "cert-manager-v1.21.2"
+	// KarpenterKwokV1_0_8 holds the KWOKNodeClass of Karpenter's kwok
+	// provider (sigs.k8s.io/karpenter, the same release as KarpenterV1_0_8):
+	// the node class of the simulated nodes `karpgate run` and the Karpenter
+	// e2e tests launch.
+	KarpenterKwokV1_0_8 Set = "karpenter-kwok-v1.0.8"
 )
 
 // subdirs says where in each pinned module the CRDs live.
 var subdirs = map[Set]string{
-	KarpenterV1_0_8:    "pkg/apis/crds",
-	KarpenterV1_15_1:   "pkg/apis/crds",
-	CertManagerV1_21_2: "deploy/crds",
+	KarpenterV1_0_8:     "pkg/apis/crds",
+	KarpenterV1_15_1:    "pkg/apis/crds",
+	CertManagerV1_21_2:  "deploy/crds",
+	KarpenterKwokV1_0_8: "kwok/apis/crds",
 }
 
 // File is one CRD manifest file.

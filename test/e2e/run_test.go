@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,15 +21,18 @@ import (
 )
 
 // TestRunServesKubectlAndCleansUpOnInterrupt runs `karpgate run` as a user
-// would, runs the kubectl commands it prints and checks they do what it
-// says, interrupts it, and checks that no API server or etcd it started is
-// left behind, nor any file it wrote.
+// would, with Karpenter on simulated nodes as by default: it runs the kubectl
+// commands it prints and checks they do what it says, walks through the
+// drift walkthrough it prints (walkthrough_test.go), interrupts it, and checks
+// that no process it started is left behind (API server, etcd,
+// kube-scheduler, kube-controller-manager, kwok, Karpenter), nor any file it
+// wrote.
 func TestRunServesKubectlAndCleansUpOnInterrupt(t *testing.T) {
 	assets := testenv.AssetsDir(t)
 	dir := t.TempDir()
 	bin := buildKarpgateDev(t)
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	run := exec.CommandContext(ctx, bin, "run", "--assets", assets, "--kubeconfig", kubeconfig)
 	var stderr bytes.Buffer
@@ -48,8 +54,20 @@ func TestRunServesKubectlAndCleansUpOnInterrupt(t *testing.T) {
 		t.Fatalf("the kubeconfig path is not printed:\n%s", printed)
 	}
 	tryPrintedCommands(t, assets, kubeconfig, printed)
-	if len(processesWith(t, "--secure-port="+port)) == 0 {
-		t.Fatalf("found no kube-apiserver process for port %s: the leak check below would prove nothing", port)
+	karpenterMetrics := karpenterMetricsPrinted(t, printed)
+	walkThroughDrift(t, assets, kubeconfig, printed)
+
+	started := map[string]string{
+		"kube-apiserver": "--secure-port=" + port,
+		// The stack's components name the run's kubeconfig or folder in
+		// their flags; Karpenter takes its ports as flags.
+		"kube-scheduler": dir, "kube-controller-manager": dir, "kwok": dir,
+		"karpenter": "--metrics-port=" + karpenterMetrics.Port(),
+	}
+	for name, arg := range started {
+		if !anyContains(processesWith(t, arg), name) {
+			t.Fatalf("found no %s process with %s: the leak check below would prove nothing", name, arg)
+		}
 	}
 
 	if err := run.Process.Signal(syscall.SIGINT); err != nil {
@@ -58,12 +76,49 @@ func TestRunServesKubectlAndCleansUpOnInterrupt(t *testing.T) {
 	if err := run.Wait(); err != nil {
 		t.Fatalf("karpgate run after Ctrl-C: %v\n%s", err, stderr.String())
 	}
-	if left := processesWith(t, "--secure-port="+port); len(left) > 0 {
-		t.Fatalf("processes left behind after Ctrl-C: %v", left)
+	for name, arg := range started {
+		if left := processesWith(t, arg); len(left) > 0 {
+			t.Errorf("%s: processes left behind after Ctrl-C: %v", name, left)
+		}
 	}
 	if left, err := os.ReadDir(dir); err != nil || len(left) != 0 {
 		t.Errorf("files of a stopped cluster left behind in %s: %v %v", dir, left, err)
 	}
+}
+
+func anyContains(list []string, s string) bool {
+	for _, l := range list {
+		if strings.Contains(l, s) {
+			return true
+		}
+	}
+	return false
+}
+
+var karpenterMetricsLine = regexp.MustCompile(`(?m)^Karpenter metrics: (http://127\.0\.0\.1:\d+/metrics)$`)
+
+// karpenterMetricsPrinted finds the Karpenter metrics line and checks the
+// endpoint serves Karpenter's own metrics.
+func karpenterMetricsPrinted(t *testing.T, printed string) *url.URL {
+	t.Helper()
+	m := karpenterMetricsLine.FindStringSubmatch(printed)
+	if m == nil {
+		t.Fatalf("no `Karpenter metrics: http://127.0.0.1:PORT/metrics` line printed:\n%s", printed)
+	}
+	u, err := url.Parse(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "karpenter_build_info{") {
+		t.Fatalf("%s: %s, no karpenter_build_info:\n%.2000s", m[1], resp.Status, body)
+	}
+	return u
 }
 
 var tryLine = regexp.MustCompile(`^  kubectl apply -f (\S+)\s+# (.+)$`)
@@ -84,6 +139,9 @@ func tryPrintedCommands(t *testing.T, assets, kubeconfig, printed string) {
 		return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
 	}
 	var files []string
+	// The drift walkthrough's commands come after its header; the three
+	// examples before it.
+	printed, _, _ = strings.Cut(printed, walkthroughHeader)
 	for _, line := range strings.Split(printed, "\n") {
 		if m := tryLine.FindStringSubmatch(line); m != nil {
 			files = append(files, m[1])
@@ -152,7 +210,9 @@ func waitForReady(t *testing.T, stdout interface{ Read([]byte) (int, error) }, s
 		}
 		close(lines)
 	}()
-	timeout := time.After(2 * time.Minute)
+	// Building nothing, starting seven processes: minutes on a loaded
+	// two-core machine.
+	timeout := time.After(5 * time.Minute)
 	var printed strings.Builder
 	port := ""
 	for {
@@ -176,7 +236,7 @@ func waitForReady(t *testing.T, stdout interface{ Read([]byte) (int, error) }, s
 				return port, printed.String()
 			}
 		case <-timeout:
-			t.Fatalf("karpgate run not up after 2 minutes:\n%s", stderr.String())
+			t.Fatalf("karpgate run not up after 5 minutes:\n%s", stderr.String())
 		}
 	}
 }
