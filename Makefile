@@ -19,6 +19,8 @@ KWOK_VERSION := v0.8.0
 KWOK        := $(CURDIR)/bin/kwok/$(KWOK_VERSION)/kwok
 HELM_VERSION := v3.22.0
 HELM        := $(CURDIR)/bin/helm/$(HELM_VERSION)/helm
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT := $(CURDIR)/bin/golangci-lint/$(GOLANGCI_LINT_VERSION)/golangci-lint
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS     := -s -w -X github.com/karpgate/karpgate/internal/buildinfo.Version=$(VERSION) \
@@ -33,6 +35,10 @@ K8S_LDFLAGS := -s -w \
                -X k8s.io/client-go/pkg/version.gitMinor=36
 FUZZTIME    ?= 10s
 TEST_FLAGS  ?=
+# Every test runs under the race detector: the webhook server, the policy
+# hot reload and the controller loop share state across goroutines, and the
+# e2e tests run them in process against a real API server. RACE= turns it off.
+RACE        ?= -race
 
 export KUBEBUILDER_ASSETS := $(ASSETS)
 # The install tests render the Helm chart with this helm.
@@ -41,7 +47,7 @@ export KARPGATE_HELM := $(HELM)
 export KARPGATE_KARPENTER := $(KARPENTER)
 export KARPGATE_KWOK := $(KWOK)
 
-.PHONY: build tools helm manifests test unit e2e lint bench load scale fuzz run clean help
+.PHONY: build tools helm golangci-lint manifests test unit e2e lint bench load scale fuzz run clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -89,24 +95,34 @@ $(HELM):
 	@echo "building helm $(HELM_VERSION) from source"
 	CGO_ENABLED=0 GOBIN=$(dir $@) $(GO) install -trimpath -ldflags '-s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)' helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
+golangci-lint: $(GOLANGCI_LINT) ## Build golangci-lint from the Go module proxy (once; cached), for make lint.
+
+$(GOLANGCI_LINT):
+	@mkdir -p $(dir $@)
+	@echo "building golangci-lint $(GOLANGCI_LINT_VERSION) from source"
+	CGO_ENABLED=0 GOBIN=$(dir $@) $(GO) install -trimpath -ldflags '-s -w -X main.version=$(GOLANGCI_LINT_VERSION)' github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
 manifests: ## Regenerate manifests/ (kustomize base, cert-manager overlay, Helm chart) from the Go types.
 	$(GO) run ./cmd/karpgate manifests --out manifests
 
 # build is a prerequisite so that the command the Dockerfile runs is the one
 # CI runs (test/e2e/dockerfile_test.go keeps them identical).
 test: lint tools helm build ## Lint, build, then every test: unit, fuzz seeds, e2e against a real API server.
-	$(GO) test -count=1 -timeout 30m $(TEST_FLAGS) ./...
+	$(GO) test $(RACE) -count=1 -timeout 45m $(TEST_FLAGS) ./...
 
-unit: ## Only the tests that need no API server.
-	$(GO) test -count=1 $(TEST_FLAGS) $$($(GO) list ./... | grep -v /test/e2e)
+unit: ## Only the tests that need no API server, with the race detector.
+	$(GO) test $(RACE) -count=1 $(TEST_FLAGS) $$($(GO) list ./... | grep -v /test/e2e)
 
-e2e: tools helm ## Only the end-to-end tests.
-	$(GO) test -count=1 -timeout 30m $(TEST_FLAGS) ./test/...
+e2e: tools helm ## Only the end-to-end tests, with the race detector.
+	$(GO) test $(RACE) -count=1 -timeout 45m $(TEST_FLAGS) ./test/e2e/...
 
-lint: ## go vet and gofmt.
+lint: $(GOLANGCI_LINT) ## go vet, gofmt, go.mod tidiness, golangci-lint (.golangci.yml) and opa fmt on the built-in rules.
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy; run go mod tidy:"; $(GO) mod tidy -diff; exit 1; }
+	$(GOLANGCI_LINT) run ./...
+	$(GO) test -count=1 -run '^TestRegoIsFormatted$$' ./policies
 
 bench: tools ## Benchmarks, with their in-run baselines.
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...

@@ -76,7 +76,7 @@ func FuzzFromNodePool(f *testing.F) {
 	f.Add(`{"apiVersion":"karpenter.sh/v1beta1","spec":{"disruption":{"budgets":[{"nodes":1,"reasons":"x"}]}}}`)
 	f.Add(`{"spec":{"disruption":{"budgets":null}}}`)
 	f.Add(`{"spec":[]}`)
-	f.Fuzz(func(t *testing.T, doc string) {
+	f.Fuzz(func(_ *testing.T, doc string) {
 		var content map[string]any
 		if json.Unmarshal([]byte(doc), &content) != nil {
 			return

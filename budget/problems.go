@@ -6,14 +6,15 @@ import "strings"
 // each lint rule reports its own kind.
 type ProblemKind string
 
+// The kinds of budget problems, one per field a rule reports on.
 const (
 	ProblemSchedule ProblemKind = "schedule"
 	ProblemDuration ProblemKind = "duration"
-	// ProblemPairing: a schedule without a duration or the reverse.
+	// ProblemPairing is a schedule without a duration or the reverse.
 	ProblemPairing ProblemKind = "pairing"
 	ProblemReasons ProblemKind = "reasons"
 	ProblemNodes   ProblemKind = "nodes"
-	// ProblemList: the list or a budget as a whole (wrong types).
+	// ProblemList is about the list or a budget as a whole (wrong types).
 	ProblemList ProblemKind = "list"
 )
 

@@ -137,6 +137,7 @@ func NextChange(budgets []Budget, nodes, disrupting int, now time.Time, horizon 
 // Reach says whether a budget is ever active over a range.
 type Reach string
 
+// How often a budget is active over a range.
 const (
 	ActiveNever     Reach = "never"
 	ActiveSometimes Reach = "sometimes"

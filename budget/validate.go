@@ -11,10 +11,10 @@ import (
 type Effect string
 
 const (
-	// RejectedByAPIServer: the CRD schema or its CEL rule refuses the object,
+	// RejectedByAPIServer means the CRD schema or its CEL rule refuses the object,
 	// so it never reaches Karpenter.
 	RejectedByAPIServer Effect = "rejected"
-	// BlocksEveryReason: the API server stores the object and Karpenter then
+	// BlocksEveryReason means the API server stores the object and Karpenter then
 	// allows zero voluntary disruptions of the NodePool, for every reason.
 	BlocksEveryReason Effect = "blocks"
 )

@@ -6,6 +6,7 @@ import "fmt"
 // admission request); warn reports without blocking.
 type Action string
 
+// The actions a finding can take.
 const (
 	Deny Action = "deny"
 	Warn Action = "warn"
@@ -18,6 +19,7 @@ var Actions = []Action{Deny, Warn}
 // enforcement actions, a rule can deny at one point and only warn at another.
 type EnforcementPoint string
 
+// The enforcement points.
 const (
 	CI        EnforcementPoint = "ci"        // karpgate lint
 	Admission EnforcementPoint = "admission" // karpgate serve

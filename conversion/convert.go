@@ -99,7 +99,7 @@ func convert(e *env, obj map[string]any, kind karpenter.Kind, from, to string) (
 	if missing := diffForRestore(in, back); len(missing) > 0 {
 		for _, m := range missing {
 			if err := m.check(); err != nil {
-				return nil, fmt.Errorf("internal error: the way back from %s changes more than it may: %v", to, err)
+				return nil, fmt.Errorf("internal error: the way back from %s changes more than it may: %w", to, err)
 			}
 		}
 		if err := putRestore(out, karpenter.RestoreAnnotation(from), missing); err != nil {

@@ -233,11 +233,11 @@ func putRestore(obj map[string]any, key string, entries []restoreEntry) error {
 		payload.Metadata = marshal(meta)
 	}
 	if err != nil {
-		return fmt.Errorf("encoding %s: %v", key, err)
+		return fmt.Errorf("encoding %s: %w", key, err)
 	}
 	b, err := json.Marshal(payload)
 	if err != nil {
-		return fmt.Errorf("encoding %s: %v", key, err)
+		return fmt.Errorf("encoding %s: %w", key, err)
 	}
 	return setAnnotation(obj, key, string(b))
 }
@@ -279,7 +279,7 @@ func takeRestore(obj map[string]any, key string) ([]restoreEntry, error) {
 func decodeRestore(raw string) (restorePayload, []restoreEntry, error) {
 	var payload restorePayload
 	if err := json.Unmarshal([]byte(raw), &payload); err != nil {
-		return payload, nil, fmt.Errorf("not valid JSON: %v", err)
+		return payload, nil, fmt.Errorf("not valid JSON: %w", err)
 	}
 	entries := make([]restoreEntry, len(payload.Records))
 	for i, r := range payload.Records {
@@ -299,13 +299,13 @@ func decodeRestore(raw string) (restorePayload, []restoreEntry, error) {
 		}
 		var err error
 		if e.converted, e.hasConverted, err = decodeRaw(r.Converted); err != nil {
-			return payload, nil, fmt.Errorf("record %d: converted: %v", i, err)
+			return payload, nil, fmt.Errorf("record %d: converted: %w", i, err)
 		}
 		if e.original, e.hasOriginal, err = decodeRaw(r.Original); err != nil {
-			return payload, nil, fmt.Errorf("record %d: original: %v", i, err)
+			return payload, nil, fmt.Errorf("record %d: original: %w", i, err)
 		}
 		if err := e.check(); err != nil {
-			return payload, nil, fmt.Errorf("record %d: %v", i, err)
+			return payload, nil, fmt.Errorf("record %d: %w", i, err)
 		}
 	}
 	return payload, entries, nil

@@ -12,6 +12,7 @@ import (
 // leaves it empty.
 type Operation string
 
+// The admission operations rules can see.
 const (
 	Create Operation = "CREATE"
 	Update Operation = "UPDATE"

@@ -131,22 +131,22 @@ func (l *limiter) acquire(ctx context.Context) bool {
 
 func (l *limiter) release() { <-l.slots }
 
-// readBody reads the whole body, at most max bytes, so that a handler never
+// readBody reads the whole body, at most limit bytes, so that a handler never
 // sees a truncated review and a slot is never held while a client trickles.
-func readBody(r *http.Request, max int64) ([]byte, int, error) {
+func readBody(r *http.Request, limit int64) ([]byte, int, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, 0, nil // the handler explains what it expected
 	}
 	defer r.Body.Close()
-	if r.ContentLength > max {
-		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("request body of %d bytes is over the %d-byte limit (--max-request-bytes)", r.ContentLength, max)
+	if r.ContentLength > limit {
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("request body of %d bytes is over the %d-byte limit (--max-request-bytes)", r.ContentLength, limit)
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	switch {
 	case err != nil:
 		return nil, http.StatusBadRequest, fmt.Errorf("reading the request body: %w", err)
-	case int64(len(body)) > max:
-		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("request body is over the %d-byte limit (--max-request-bytes)", max)
+	case int64(len(body)) > limit:
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("request body is over the %d-byte limit (--max-request-bytes)", limit)
 	}
 	return body, 0, nil
 }

@@ -106,7 +106,7 @@ func explainPool(o *manifest.Object, opts Options) (*Pool, error) {
 	}
 	p.Budgets, p.ReadError = budget.FromNodePool(o.Content)
 	if p.ReadError != nil {
-		return p, nil
+		return p, nil //nolint:nilerr // the report carries the read error per NodePool; other NodePools still render
 	}
 	for _, fe := range budget.Validate(p.Budgets) {
 		p.Problems = append(p.Problems, Problem{FieldError: fe, Position: o.Position(fe.Path)})

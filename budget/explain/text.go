@@ -92,7 +92,7 @@ func (t *textWriter) pool(p *Pool) {
 			if len(stretches) > 1 {
 				span = t.clock(s.From, time.Time{}) + " → " + t.clock(s.To, s.From)
 			}
-			t.printf("    %-36s %-9s  %s\n", span, s.Allowance.String(), p.Why(reason, s.Allowance, r.Nodes, r.Disrupting))
+			t.printf("    %-36s %-9s  %s\n", span, s.String(), p.Why(reason, s.Allowance, r.Nodes, r.Disrupting))
 		}
 	}
 }

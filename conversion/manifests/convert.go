@@ -137,7 +137,9 @@ func Convert(ctx context.Context, inputs []string, stdin io.Reader) (*Result, er
 	if len(failed) > 0 {
 		return nil, failed
 	}
-	r.placeKubelets(objects)
+	if err := r.placeKubelets(objects); err != nil {
+		return nil, ObjectErrors{err}
+	}
 	for _, s := range sources {
 		file, err := r.render(s)
 		if err != nil {

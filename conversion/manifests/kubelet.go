@@ -11,6 +11,7 @@ import (
 
 	"github.com/karpgate/karpgate/conversion"
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/internal/manifest"
 )
 
 // kubeletPath is where a v1beta1 NodePool kept its kubelet block.
@@ -52,7 +53,7 @@ func (g *kubeletGroup) names() string {
 // NodePools that already run with the EC2NodeClass's kubelet (or, failing
 // those, the group of the alphabetically first NodePool) keep it, every other
 // group gets a copy named <EC2NodeClass>-<first NodePool> and is repointed.
-func (r *Result) placeKubelets(objects []*object) {
+func (r *Result) placeKubelets(objects []*object) error {
 	classes := map[string]*object{}
 	taken := map[string]bool{}
 	byClass := map[string][]*pool{}
@@ -79,8 +80,11 @@ func (r *Result) placeKubelets(objects []*object) {
 		byClass[class] = append(byClass[class], p)
 	}
 	for _, name := range classOrder {
-		r.placeForClass(name, classes[name], byClass[name], taken)
+		if err := r.placeForClass(name, classes[name], byClass[name], taken); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // poolOf reads a NodePool's own kubelet and EC2NodeClass; nil when it has
@@ -111,13 +115,13 @@ func (r *Result) poolOf(o *object) (*pool, string) {
 	return p, class
 }
 
-func (r *Result) placeForClass(name string, class *object, pools []*pool, taken map[string]bool) {
+func (r *Result) placeForClass(name string, class *object, pools []*pool, taken map[string]bool) error {
 	anyOwn := false
 	for _, p := range pools {
 		anyOwn = anyOwn || p.kubelet != nil
 	}
 	if !anyOwn {
-		return
+		return nil
 	}
 	if class == nil {
 		for _, p := range pools {
@@ -126,7 +130,7 @@ func (r *Result) placeForClass(name string, class *object, pools []*pool, taken 
 				r.note(p.o, "", fmt.Sprintf("kubelet stays in annotation %s: EC2NodeClass %s is not among the inputs; convert them together to move it into its spec.kubelet", karpenter.KubeletCompatibilityAnnotation, name))
 			}
 		}
-		return
+		return nil
 	}
 	base, _, _ := unstructured.NestedMap(class.after, "spec", "kubelet")
 	baseKey := canonical(base)
@@ -152,7 +156,9 @@ func (r *Result) placeForClass(name string, class *object, pools []*pool, taken 
 	}
 	if keeper.key != baseKey {
 		from := keeper.own()
-		unstructured.SetNestedField(class.editable(), runtime.DeepCopyJSON(from.kubelet), "spec", "kubelet")
+		if err := setNested(class, class.editable(), runtime.DeepCopyJSON(from.kubelet), "spec", "kubelet"); err != nil {
+			return err
+		}
 		class.borrow("spec.kubelet", from.o)
 		class.message("spec.kubelet", "set spec.kubelet from NodePool "+keeper.names())
 		r.note(class, "", "spec.kubelet is new: NodePools outside these inputs that use this EC2NodeClass run with it too, and their nodes will drift")
@@ -167,14 +173,19 @@ func (r *Result) placeForClass(name string, class *object, pools []*pool, taken 
 			continue
 		}
 		copyName := uniqueName(name+"-"+g.pools[0].o.name(), g.key, taken)
-		r.splitCopy(class, copyName, g)
+		if err := r.splitCopy(class, copyName, g); err != nil {
+			return err
+		}
 		for _, p := range g.pools {
-			unstructured.SetNestedField(p.o.editable(), copyName, "spec", "template", "spec", "nodeClassRef", "name")
+			if err := setNested(p.o, p.o.editable(), copyName, "spec", "template", "spec", "nodeClassRef", "name"); err != nil {
+				return err
+			}
 			p.o.message("spec.template.spec.nodeClassRef.name", fmt.Sprintf("nodeClassRef.name: %s -> %s (a copy of %s with this NodePool's kubelet)", name, copyName, name))
 			r.moveKubelet(p, copyName)
 			r.Drifts = append(r.Drifts, Drift{NodePool: p.o.name(), Reason: fmt.Sprintf("nodeClassRef now names EC2NodeClass %s, split from %s because the NodePools using it have different kubelet blocks", copyName, name)})
 		}
 	}
+	return nil
 }
 
 // moveKubelet drops a NodePool's kubelet annotation once its EC2NodeClass
@@ -197,19 +208,35 @@ func keepInAnnotation(o *object) {
 
 // splitCopy adds a copy of class named name, with the kubelet of group g,
 // as a new document after class's.
-func (r *Result) splitCopy(class *object, name string, g *kubeletGroup) {
+func (r *Result) splitCopy(class *object, name string, g *kubeletGroup) error {
 	from := g.own()
 	c := &object{doc: class.doc, kind: class.kind, version: karpenter.V1, copyOf: class, owned: true, before: class.after}
 	c.after = runtime.DeepCopyJSON(class.after)
-	unstructured.SetNestedField(c.after, name, "metadata", "name")
+	if err := setNested(class, c.after, name, "metadata", "name"); err != nil {
+		return err
+	}
 	for _, server := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink"} {
 		unstructured.RemoveNestedField(c.after, "metadata", server)
 	}
 	delete(c.after, "status")
-	unstructured.SetNestedField(c.after, runtime.DeepCopyJSON(from.kubelet), "spec", "kubelet")
+	if err := setNested(class, c.after, runtime.DeepCopyJSON(from.kubelet), "spec", "kubelet"); err != nil {
+		return err
+	}
 	c.borrow("spec.kubelet", from.o)
 	c.message("", fmt.Sprintf("new: a copy of EC2NodeClass/%s with the kubelet of NodePool %s", class.name(), g.names()))
 	class.doc.inserts = append(class.doc.inserts, c)
+	return nil
+}
+
+// setNested sets a nested field of content, an edited copy of o. It fails
+// when a field on the way is not an object (a hand-written `spec: []`,
+// say): the kubelet would otherwise leave its NodePool and land nowhere.
+func setNested(o *object, content map[string]any, value any, path ...string) error {
+	if err := unstructured.SetNestedField(content, value, path...); err != nil {
+		return fmt.Errorf("%s:%d: %s %s: cannot set %s: %w; fix the object's shape and convert again",
+			manifest.DisplayName(o.src.Source), o.src.Node.Line, o.kind.Kind, o.name(), strings.Join(path, "."), err)
+	}
+	return nil
 }
 
 // borrow makes the added field at path reuse the kubelet block as written in

@@ -75,7 +75,7 @@ func (r *Result) renderDocument(d *document) ([]byte, map[*object]*yaml.Node, er
 	name := manifest.DisplayName(d.source.name)
 	var root yaml.Node
 	if err := yaml.Unmarshal(d.doc.Raw.Bytes, &root); err != nil || len(root.Content) == 0 {
-		return nil, nil, fmt.Errorf("%s:%d: re-reading the document: %v", name, d.doc.Raw.StartLine, err)
+		return nil, nil, fmt.Errorf("%s:%d: re-reading the document: %w", name, d.doc.Raw.StartLine, err)
 	}
 	nodes := map[*object]*yaml.Node{}
 	for _, o := range d.objects {
@@ -186,7 +186,7 @@ func verify(source string, text []byte, objects []*object, copies bool) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("%s: internal error writing the converted YAML: %v; please report this with the input", manifest.DisplayName(source), err)
+		return fmt.Errorf("%s: internal error writing the converted YAML: %w; please report this with the input", manifest.DisplayName(source), err)
 	}
 	return nil
 }

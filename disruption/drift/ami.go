@@ -119,7 +119,7 @@ func matches(r corev1.NodeSelectorRequirement, labels map[string]string) (bool, 
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if !present || err != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // as in Karpenter: a label that is absent or not an integer does not satisfy Gt/Lt
 		}
 		if r.Operator == corev1.NodeSelectorOpGt {
 			return n > bound, nil

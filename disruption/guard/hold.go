@@ -15,16 +15,16 @@ import (
 type Outcome string
 
 const (
-	// NotHeld: the NodePool carries no guard record; nothing changed.
+	// NotHeld means the NodePool carries no guard record; nothing changed.
 	NotHeld Outcome = "not-held"
-	// Removed: karpgate's budget and record were removed.
+	// Removed means karpgate's budget and record were removed.
 	Removed Outcome = "removed"
-	// AlreadyGone: karpgate's budget had already been removed by someone
+	// AlreadyGone means karpgate's budget had already been removed by someone
 	// else; only the record was removed.
 	AlreadyGone Outcome = "already-gone"
 )
 
-// ErrAmbiguous: karpgate's budget is not where it was added, but a budget of
+// ErrAmbiguous means karpgate's budget is not where it was added, but a budget of
 // the same value is elsewhere; karpgate cannot tell which is its own.
 var ErrAmbiguous = errors.New("karpgate cannot tell its budget from yours")
 

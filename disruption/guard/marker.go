@@ -35,7 +35,7 @@ func ReadMarker(annotations map[string]string) (*Marker, error) {
 	}
 	var m Marker
 	if err := json.Unmarshal([]byte(raw), &m); err != nil || m.Budget == nil {
-		return nil, fmt.Errorf("annotation %s is not a karpgate rollout guard record (%v); remove the annotation by hand and check spec.disruption.budgets", karpenter.RolloutGuardAnnotation, errOrMissing(err))
+		return nil, fmt.Errorf("annotation %s is not a karpgate rollout guard record (%w); remove the annotation by hand and check spec.disruption.budgets", karpenter.RolloutGuardAnnotation, errOrMissing(err))
 	}
 	return &m, nil
 }

@@ -6,6 +6,7 @@ package deploy
 
 import "time"
 
+// The names, paths, ports and timeouts serve and the manifests share.
 const (
 	// Namespace is where the install manifests put karpgate.
 	Namespace = "karpgate"
@@ -13,6 +14,7 @@ const (
 	// the ClusterRole and its binding.
 	Name = "karpgate"
 
+	// ConfigMapName holds karpgate.yaml.
 	ConfigMapName  = "karpgate-config"
 	ConfigKey      = "karpgate.yaml" // key in the ConfigMap and file name in the mount
 	ConfigMountDir = "/etc/karpgate/config"

@@ -31,7 +31,9 @@ type Options struct {
 	KubeconfigPath string
 	// Output receives the API server's and etcd's logs; nil discards them.
 	Output io.Writer
-	// StartTimeout bounds the start of each process; zero means one minute.
+	// StartTimeout bounds the start of each process; zero means three
+	// minutes, enough for a cold, busy two-core CI runner (it bounds a hang,
+	// it does not time the start).
 	StartTimeout time.Duration
 	// APIServerFlags are extra kube-apiserver flags by name, without dashes.
 	APIServerFlags map[string]string
@@ -64,7 +66,7 @@ func Start(opts Options) (*ControlPlane, error) {
 	}
 	timeout := opts.StartTimeout
 	if timeout == 0 {
-		timeout = time.Minute
+		timeout = 3 * time.Minute
 	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory:    assets,

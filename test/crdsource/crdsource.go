@@ -130,7 +130,7 @@ func download(ctx context.Context, dir string, pin Pin) (string, error) {
 	runErr := cmd.Run()
 	var info struct{ Zip, Error string }
 	if err := json.Unmarshal(stdout.Bytes(), &info); err != nil || info.Zip == "" {
-		return "", fmt.Errorf("go mod download %s@%s: %v %s %s", pin.Module, pin.Version, runErr, info.Error, stderr.String())
+		return "", fmt.Errorf("go mod download %s@%s: %w %s %s", pin.Module, pin.Version, runErr, info.Error, stderr.String())
 	}
 	// An Error next to a Zip is the toolchain-version complaint explained in
 	// the package doc; the hash check that follows is what guards content.

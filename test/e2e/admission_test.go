@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/karpgate/karpgate/test/wait"
+
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
 	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
 	"github.com/karpgate/karpgate/test/testenv"
@@ -164,17 +166,17 @@ func TestAdmissionWebhooks(t *testing.T) {
 			return res.ExitCode == 1 && strings.Contains(res.Stderr, "KG101 spec.amiSelectorTerms[0].alias")
 		}
 		write(string(good) + "environment: production\n")
-		waitUntil(t, "the whole cluster to count as production", stagingDenied)
+		wait.For(t, "the whole cluster to count as production", stagingDenied)
 		failures := metricValue(t, cluster.MetricsURL, `karpgate_config_reload_total{result="failure"}`)
 		write("environment: production\nrules: {KG101: {action: warn}}\n")
-		waitUntil(t, "the broken file to be refused", func() bool {
+		wait.For(t, "the broken file to be refused", func() bool {
 			return metricValue(t, cluster.MetricsURL, `karpgate_config_reload_total{result="failure"}`) > failures
 		})
 		if !stagingDenied() {
 			t.Fatal("the last good configuration was not kept")
 		}
 		write(string(good))
-		waitUntil(t, "the original configuration to be back", func() bool { return !stagingDenied() })
+		wait.For(t, "the original configuration to be back", func() bool { return !stagingDenied() })
 	})
 
 	t.Run("metrics and readiness", func(t *testing.T) {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/karpgate/karpgate/test/wait"
+
 	"github.com/karpgate/karpgate/test/loopback"
 
 	"github.com/karpgate/karpgate/internal/karpenter"
@@ -158,7 +160,7 @@ func startWithKarpgateConversion(t *testing.T) *testenv.Env {
 			t.Logf("karpgate serve output:\n%s", logs.String())
 		}
 	})
-	waitUntil(t, "karpgate serve is ready", func() bool {
+	wait.For(t, "karpgate serve is ready", func() bool {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort))
 		if err != nil {
 			return false
@@ -174,24 +176,13 @@ func startWithKarpgateConversion(t *testing.T) *testenv.Env {
 	// The API server picks up CRD changes asynchronously: wait until a
 	// throwaway object really converts through karpgate.
 	probe := []byte(`{"apiVersion":"karpenter.sh/v1beta1","kind":"NodePool","metadata":{"name":"probe"},"spec":{"template":{"spec":{"nodeClassRef":{"name":"x"},"requirements":[]}}}}`)
-	waitUntil(t, "conversions to go through karpgate", func() bool {
+	wait.For(t, "conversions to go through karpgate", func() bool {
 		env.Kubectl(probe, "apply", "-f", "-")
 		res := env.Kubectl(nil, "get", "nodepools.v1.karpenter.sh", "probe", "-o", "jsonpath={.spec.template.spec.nodeClassRef.group}")
 		env.Kubectl(nil, "delete", "nodepools.v1.karpenter.sh", "probe", "--wait")
 		return res.ExitCode == 0 && res.Stdout == karpenter.DefaultNodeClassGroup
 	})
 	return env
-}
-
-func waitUntil(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 func getJSON(t *testing.T, env *testenv.Env, resource, name string) map[string]any {

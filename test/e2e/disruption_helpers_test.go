@@ -19,6 +19,7 @@ import (
 	"github.com/karpgate/karpgate/disruption/controller"
 	"github.com/karpgate/karpgate/internal/manifest"
 	"github.com/karpgate/karpgate/test/testenv"
+	"github.com/karpgate/karpgate/test/wait"
 )
 
 // createWithStatus creates each object, then writes the status it was given
@@ -115,29 +116,13 @@ func startLoop(t *testing.T, env *testenv.Env, mgrOpts manager.Options, opts con
 				if err != nil {
 					t.Errorf("manager %s: %v", opts.Name, err)
 				}
-			case <-time.After(30 * time.Second):
+			case <-time.After(wait.Patience):
 				t.Errorf("manager %s did not stop", opts.Name)
 			}
 		})
 	}
 	t.Cleanup(stop)
 	return &runningLoop{loop: loop, stop: stop}
-}
-
-// eventually retries check until it passes or 30 seconds are over.
-func eventually(t *testing.T, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // poolEvents lists "nodepool reason" for the events a controller emitted,

@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/karpgate/karpgate/test/wait"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
@@ -69,7 +72,7 @@ func testLeaderAndFollower(t *testing.T, env *testenv.Env) {
 			return testutil.GatherAndCompare(ctrlmetrics.Registry, strings.NewReader(want), names...)
 		}
 	}
-	eventually(t, "metrics at 08:59", metric(`
+	wait.ForNoError(t, "metrics at 08:59", metric(`
 # HELP karpgate_nodepool_allowed_disruptions Voluntary disruptions a reason allows now: the binding budget minus nodes already disrupting; +Inf when no active budget covers the reason, 0 when invalid budgets block every reason.
 # TYPE karpgate_nodepool_allowed_disruptions gauge
 karpgate_nodepool_allowed_disruptions{nodepool="broken",reason="Drifted"} 0
@@ -125,7 +128,7 @@ karpgate_nodepool_do_not_disrupt_nodes{nodepool="steady"} 0
 		"karpgate_nodepool_do_not_disrupt_nodes"))
 
 	// At first sight only the invalid budget is worth an event.
-	eventually(t, "events at 08:59", func() error {
+	wait.ForNoError(t, "events at 08:59", func() error {
 		return sameEvents([]string{"broken DisruptionBudgetInvalid"}, poolEvents(t, env.Client, controller.DefaultName))
 	})
 	if note := eventNote(t, env.Client, controller.DefaultName, "broken", "DisruptionBudgetInvalid"); !strings.Contains(note, `use "0 9 * * sat,sun"`) {
@@ -133,7 +136,7 @@ karpgate_nodepool_do_not_disrupt_nodes{nodepool="steady"} 0
 	}
 
 	rec := httptest.NewRecorder()
-	leader.loop.StatusHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/status", nil))
+	leader.loop.StatusHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/status", nil))
 	if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/json" {
 		t.Fatalf("/status = %d %q: %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
 	}
@@ -148,7 +151,7 @@ karpgate_nodepool_do_not_disrupt_nodes{nodepool="steady"} 0
 	// 09:00: the business-hours budget closes Drifted; the loop requeued for
 	// exactly this instant and the fake clock's step fires that requeue.
 	clk.Step(time.Minute)
-	eventually(t, "metrics at 09:00", metric(`
+	wait.ForNoError(t, "metrics at 09:00", metric(`
 # HELP karpgate_nodepool_allowed_disruptions Voluntary disruptions a reason allows now: the binding budget minus nodes already disrupting; +Inf when no active budget covers the reason, 0 when invalid budgets block every reason.
 # TYPE karpgate_nodepool_allowed_disruptions gauge
 karpgate_nodepool_allowed_disruptions{nodepool="broken",reason="Drifted"} 0
@@ -183,7 +186,7 @@ karpgate_nodepool_allowed_disruptions_next_change_seconds{nodepool="steady",reas
 	setCondition(t, env.Client, "steady-0", "Drifted", "True", "NodePoolDrifted", beforeNine)
 	setCondition(t, env.Client, "business-0", "Drifted", "False", "NotDrifted", beforeNine)
 	setCondition(t, env.Client, "business-1", "Drifted", "False", "NotDrifted", beforeNine)
-	eventually(t, "events after 09:00", func() error {
+	wait.ForNoError(t, "events after 09:00", func() error {
 		return sameEvents([]string{"broken DisruptionBudgetInvalid", "business DisruptionWindowClosed", "business DriftFinished", "steady DriftStarted"},
 			poolEvents(t, env.Client, controller.DefaultName))
 	})
@@ -194,7 +197,7 @@ karpgate_nodepool_allowed_disruptions_next_change_seconds{nodepool="steady",reas
 
 	// The follower's cache answers /status, but it never reconciled.
 	rec = httptest.NewRecorder()
-	follower.loop.StatusHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/status?nodepool=business", nil))
+	follower.loop.StatusHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/status?nodepool=business", nil))
 	var resp controller.StatusResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil || rec.Code != 200 {
 		t.Fatalf("follower /status = %d: %s", rec.Code, rec.Body)
@@ -275,18 +278,18 @@ karpgate_nodepool_rollout_guard_held{nodepool="steady"} 0
 `, v)), "karpgate_nodepool_rollout_guard_held")
 		}
 	}
-	eventually(t, "first reconcile, within the timeout", heldMetric(0))
+	wait.ForNoError(t, "first reconcile, within the timeout", heldMetric(0))
 	if got, _ := budgetsOf(t, env.Client, "guarded"); got != user {
 		t.Fatalf("the guard acted before the timeout: budgets %s", got)
 	}
 
 	clk.Step(11 * time.Minute) // guarded-1 has had no Ready Node for 10 minutes
-	eventually(t, "the guard holds", heldMetric(1))
+	wait.ForNoError(t, "the guard holds", heldMetric(1))
 	got, annotations := budgetsOf(t, env.Client, "guarded")
 	if got != held || !strings.Contains(annotations["karpgate.io/rollout-guard"], `"index":2`) {
 		t.Fatalf("after holding: budgets %s, annotations %v", got, annotations)
 	}
-	eventually(t, "hold event", func() error {
+	wait.ForNoError(t, "hold event", func() error {
 		return sameEvents([]string{"broken DisruptionBudgetInvalid", "guarded RolloutGuardHeld"}, poolEvents(t, env.Client, "karpgate-guard"))
 	})
 	if note := eventNote(t, env.Client, "karpgate-guard", "guarded", "RolloutGuardHeld"); !strings.Contains(note, "guarded-1") || !strings.Contains(note, "karpgate resume guarded") {
@@ -301,8 +304,8 @@ karpgate_nodepool_rollout_guard_held{nodepool="steady"} 0
 	if _, stillHeld := annotations["karpgate.io/rollout-guard"]; got != user || stillHeld || annotations["karpgate.io/rollout-guard-resumed"] == "" {
 		t.Fatalf("after resume: budgets %s (want the user's identical budget kept: %s), annotations %v", got, user, annotations)
 	}
-	eventually(t, "lifted", heldMetric(0))
-	eventually(t, "lift event", func() error {
+	wait.ForNoError(t, "lifted", heldMetric(0))
+	wait.ForNoError(t, "lift event", func() error {
 		return sameEvents([]string{"broken DisruptionBudgetInvalid", "guarded RolloutGuardHeld", "guarded RolloutGuardLifted"}, poolEvents(t, env.Client, "karpgate-guard"))
 	})
 	out.Reset()
@@ -317,14 +320,14 @@ karpgate_nodepool_rollout_guard_held{nodepool="steady"} 0
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Until(resumed.Add(time.Second)))
+	wait.For(t, "the clock to pass the resume's second", func() bool { return time.Now().After(resumed.Add(time.Second)) })
 	next := guardedPool(start)[3]
 	next.SetName("guarded-2")
 	createWithStatus(t, env.Client, []*unstructured.Unstructured{next})
-	eventually(t, "held again", heldMetric(1))
+	wait.ForNoError(t, "held again", heldMetric(1))
 	guardLoop.stop()
 	startLoop(t, env, manager.Options{}, controller.Options{Name: "karpgate-guard-off", Registerer: prometheus.NewRegistry()})
-	eventually(t, "lifted by configuration", func() error {
+	wait.ForNoError(t, "lifted by configuration", func() error {
 		got, annotations := budgetsOf(t, env.Client, "guarded")
 		if _, stillHeld := annotations["karpgate.io/rollout-guard"]; got != user || stillHeld {
 			return fmt.Errorf("budgets %s, annotations %v", got, annotations)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/karpgate/karpgate/test/testenv"
+	"github.com/karpgate/karpgate/test/wait"
 )
 
 // TestRunServesKubectlAndCleansUpOnInterrupt runs `karpgate run` as a user
@@ -210,9 +211,8 @@ func waitForReady(t *testing.T, stdout interface{ Read([]byte) (int, error) }, s
 		}
 		close(lines)
 	}()
-	// Building nothing, starting seven processes: minutes on a loaded
-	// two-core machine.
-	timeout := time.After(5 * time.Minute)
+	// Seven processes start one after the other, each given its own time.
+	timeout := time.After(2 * wait.Patience)
 	var printed strings.Builder
 	port := ""
 	for {
@@ -236,7 +236,7 @@ func waitForReady(t *testing.T, stdout interface{ Read([]byte) (int, error) }, s
 				return port, printed.String()
 			}
 		case <-timeout:
-			t.Fatalf("karpgate run not up after 5 minutes:\n%s", stderr.String())
+			t.Fatalf("karpgate run not up after %v:\n%s", 2*wait.Patience, stderr.String())
 		}
 	}
 }

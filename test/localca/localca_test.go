@@ -50,7 +50,8 @@ func TestBundleServesTLSTrustedOnlyThroughItsCA(t *testing.T) {
 	otherPool := x509.NewCertPool()
 	otherPool.AppendCertsFromPEM(other.CAPEM)
 	untrusted := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: otherPool}}}
-	if _, err := untrusted.Get(srv.URL); err == nil {
+	if resp, err := untrusted.Get(srv.URL); err == nil {
+		_ = resp.Body.Close()
 		t.Fatal("a different CA must not verify this certificate")
 	}
 }

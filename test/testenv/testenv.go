@@ -88,7 +88,7 @@ func StartKarpgate(t testing.TB, opts localcluster.Options) (*Env, *localcluster
 	opts.AssetsDir = AssetsDir(t)
 	opts.Dir = t.TempDir()
 	opts.ControlPlaneOutput = logWriter(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cluster, err := localcluster.Start(ctx, opts)
 	if err != nil {

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/karpgate/karpgate/test/wait"
+
 	"github.com/karpgate/karpgate/test/loopback"
 
 	"github.com/go-logr/logr"
@@ -80,13 +82,11 @@ func startBenchServer(b *testing.B) *benchServer {
 	b.Cleanup(func() {
 		s.client.CloseIdleConnections()
 		cancel()
-		<-done
-	})
-	for deadline := time.Now().Add(10 * time.Second); srv.StartedChecker()(nil) != nil; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			b.Fatal("server did not start")
+		if err := <-done; err != nil {
+			b.Errorf("webhook server: %v", err)
 		}
-	}
+	})
+	wait.For(b, "the server to start", func() bool { return srv.StartedChecker()(nil) == nil })
 	return s
 }
 

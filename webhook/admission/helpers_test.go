@@ -36,11 +36,10 @@ func newEngine(t testing.TB, karpgateYAML string, policyDirs ...string) Engines 
 
 // request describes one AdmissionReview.
 type request struct {
-	op       admissionv1.Operation
-	object   map[string]any
-	old      map[string]any
-	dryRun   bool
-	resource string
+	op     admissionv1.Operation
+	object map[string]any
+	old    map[string]any
+	dryRun bool
 }
 
 func (r request) body(t testing.TB) []byte {

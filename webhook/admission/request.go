@@ -45,7 +45,7 @@ func decode(req ctrladmission.Request) (r review, skip bool, err error) {
 		return r, false, fmt.Errorf("the %s request for %s carries no object", req.Operation, r.ref)
 	}
 	if r.object, err = conversion.DecodeObject(req.Object.Raw); err != nil {
-		return r, false, fmt.Errorf("request.object of %s is not a JSON object: %v", r.ref, err)
+		return r, false, fmt.Errorf("request.object of %s is not a JSON object: %w", r.ref, err)
 	}
 	apiVersion, _ := r.object["apiVersion"].(string)
 	kind, _ := r.object["kind"].(string)
@@ -58,7 +58,7 @@ func decode(req ctrladmission.Request) (r review, skip bool, err error) {
 	}
 	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
 		if r.oldObject, err = conversion.DecodeObject(req.OldObject.Raw); err != nil {
-			return r, false, fmt.Errorf("request.oldObject of %s is not a JSON object: %v", r.ref, err)
+			return r, false, fmt.Errorf("request.oldObject of %s is not a JSON object: %w", r.ref, err)
 		}
 		// Removing finalizers from an object being deleted must always work.
 		if beingDeleted(r.oldObject) {

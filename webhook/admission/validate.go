@@ -103,5 +103,5 @@ func evaluationError(r review, err error, consequence string) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("karpgate could not evaluate %s within the request timeout (--request-timeout); %s", r.ref, consequence)
 	}
-	return fmt.Errorf("karpgate could not evaluate %s: %v; %s", r.ref, err, consequence)
+	return fmt.Errorf("karpgate could not evaluate %s: %w; %s", r.ref, err, consequence)
 }

@@ -91,7 +91,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func decodeReview(body []byte) (*apiextensionsv1.ConversionReview, error) {
 	review := &apiextensionsv1.ConversionReview{}
 	if err := json.Unmarshal(body, review); err != nil {
-		return nil, fmt.Errorf("the body is not a ConversionReview: %v", err)
+		return nil, fmt.Errorf("the body is not a ConversionReview: %w", err)
 	}
 	if review.Kind != "ConversionReview" || !reviewAPIVersions[review.APIVersion] {
 		return nil, fmt.Errorf("want a ConversionReview of apiextensions.k8s.io/v1 or v1beta1, got kind %q apiVersion %q", review.Kind, review.APIVersion)
@@ -136,7 +136,7 @@ func (h *Handler) convertAll(ctx context.Context, req *apiextensionsv1.Conversio
 	for i, raw := range req.Objects {
 		obj, err := conversion.DecodeObject(raw.Raw)
 		if err != nil {
-			return nil, fmt.Errorf("objects[%d]: %v", i, err)
+			return nil, fmt.Errorf("objects[%d]: %w", i, err)
 		}
 		if gv, err := schema.ParseGroupVersion(stringField(obj, "apiVersion")); err != nil || gv.Group != desired.Group {
 			return nil, fmt.Errorf("objects[%d]: apiVersion %q cannot convert to %s", i, stringField(obj, "apiVersion"), req.DesiredAPIVersion)
@@ -146,11 +146,11 @@ func (h *Handler) convertAll(ctx context.Context, req *apiextensionsv1.Conversio
 			return nil, err
 		}
 		if err := conversion.CheckMetadata(obj, out); err != nil {
-			return nil, fmt.Errorf("objects[%d]: refusing the conversion: %v", i, err)
+			return nil, fmt.Errorf("objects[%d]: refusing the conversion: %w", i, err)
 		}
 		data, err := json.Marshal(out)
 		if err != nil {
-			return nil, fmt.Errorf("objects[%d]: encoding: %v", i, err)
+			return nil, fmt.Errorf("objects[%d]: encoding: %w", i, err)
 		}
 		converted = append(converted, runtime.RawExtension{Raw: data})
 	}

@@ -25,6 +25,8 @@ type ClientNodePools struct {
 
 var nodePoolV1GVK = schema.GroupVersionKind{Group: karpenter.CoreGroup, Version: karpenter.V1, Kind: karpenter.KindNodePool}
 
+// ExpireAfter reads the NodePool's spec.template.spec.expireAfter; found is
+// false when the NodePool does not exist.
 func (c ClientNodePools) ExpireAfter(ctx context.Context, name string) (string, bool, error) {
 	np := &unstructured.Unstructured{}
 	np.SetGroupVersionKind(nodePoolV1GVK)

@@ -259,9 +259,10 @@ func httpOK(url string) error {
 	return nil
 }
 
-// waitFor retries ok for up to a minute and returns its last error.
+// waitFor retries ok for up to three minutes (a hang guard sized for a
+// busy machine) and returns its last error.
 func waitFor(ctx context.Context, what string, ok func() error) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	for {
 		err := ok()

@@ -52,7 +52,7 @@ Exit codes:
   karpgate budgets pool.yaml --nodes 12 --disrupting 1 --tz Europe/Paris --svg budgets.svg
   karpgate budgets pool.yaml --format json --at 2025-01-06T10:00:00Z --at 2025-01-06T18:00:00Z`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(_ *cobra.Command, args []string) error {
 			return runBudgets(s, o, args)
 		},
 	}
@@ -114,7 +114,7 @@ func (o budgetsOptions) explainOptions() (explain.Options, error) {
 	}
 	loc, err := time.LoadLocation(o.tz)
 	if err != nil {
-		return opts, fmt.Errorf("--tz %q: %v", o.tz, err)
+		return opts, fmt.Errorf("--tz %q: %w", o.tz, err)
 	}
 	opts.Location = loc
 	opts.Now = time.Now().UTC().Truncate(time.Minute)

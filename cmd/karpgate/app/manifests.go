@@ -28,7 +28,7 @@ Files in those folders that are no longer generated are removed. With --check
 nothing is written: the command lists what differs and exits 1 when the
 folder is stale.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(_ *cobra.Command, _ []string) error {
 			tree, err := render.Generate()
 			if err != nil {
 				return err

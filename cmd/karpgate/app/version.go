@@ -22,7 +22,7 @@ func newVersionCommand(s Streams) *cobra.Command {
 		Use:   "version",
 		Short: "Print karpgate's version and the Karpenter APIs it understands",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(_ *cobra.Command, _ []string) error {
 			report := versionReport{Info: buildinfo.Read()}
 			for _, k := range karpenter.Kinds {
 				for _, v := range k.Versions {

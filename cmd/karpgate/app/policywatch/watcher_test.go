@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/karpgate/karpgate/test/wait"
+
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -164,13 +166,7 @@ func TestMissingConfigMeansDefaultsAndIsWatched(t *testing.T) {
 	if err := os.WriteFile(path, []byte("environment: staging\nrules: {KG102: {enabled: false}}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for w.Engine().Config().Enabled("KG102") {
-		if time.Now().After(deadline) {
-			t.Fatal("the new file was not picked up by the polling loop")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	wait.For(t, "the polling loop to pick up the new file", func() bool { return !w.Engine().Config().Enabled("KG102") })
 	if env := w.Engine().Config().Environment; env != "production" {
 		t.Fatalf("--environment must keep overriding the file, got %q", env)
 	}

@@ -110,17 +110,25 @@ func Run(ctx context.Context, opts Options) error {
 
 // drainer delays the end of the manager's context so that readiness fails
 // first and requests already routed here are still served.
-type drainer struct{ draining atomic.Bool }
+type drainer struct {
+	draining atomic.Bool
+	// timer is time.After; tests replace it to end the delay themselves.
+	timer func(time.Duration) <-chan time.Time
+}
 
 func (d *drainer) after(ctx context.Context, delay time.Duration) context.Context {
 	if delay <= 0 {
 		return ctx
 	}
+	timer := d.timer
+	if timer == nil {
+		timer = time.After
+	}
 	run, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	go func() {
 		<-ctx.Done()
 		d.draining.Store(true)
-		time.Sleep(delay)
+		<-timer(delay)
 		cancel()
 	}()
 	return run

@@ -59,22 +59,26 @@ func TestStatusWithoutTheLoop(t *testing.T) {
 }
 
 func TestDrainingFailsReadinessBeforeTheManagerStops(t *testing.T) {
-	d := &drainer{}
+	delayStarted := make(chan time.Duration, 1)
+	delayOver := make(chan time.Time)
+	d := &drainer{timer: func(delay time.Duration) <-chan time.Time {
+		delayStarted <- delay
+		return delayOver
+	}}
 	parent, cancel := context.WithCancel(context.Background())
 	run := d.after(parent, 300*time.Millisecond)
 	if err := d.checker(nil); err != nil {
 		t.Fatalf("ready before shutdown: %v", err)
 	}
 	cancel()
-	time.Sleep(100 * time.Millisecond)
+	if got := <-delayStarted; got != 300*time.Millisecond {
+		t.Fatalf("the drain waits %v, want the configured 300ms", got)
+	}
 	if err := d.checker(nil); err == nil || run.Err() != nil {
 		t.Fatalf("during the delay: readiness %v, manager context %v; want not ready and still running", err, run.Err())
 	}
-	select {
-	case <-run.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("the manager's context did not end after the delay")
-	}
+	close(delayOver)
+	<-run.Done() // the delay is over: the manager's context ends
 	if same := (&drainer{}).after(parent, 0); same != parent {
 		t.Fatal("without a delay the context must be the caller's")
 	}

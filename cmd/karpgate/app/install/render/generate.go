@@ -15,7 +15,7 @@ func Generate() (Tree, error) {
 	}
 	chart, err := Chart(opts)
 	if err != nil {
-		return nil, fmt.Errorf("Helm chart: %w", err)
+		return nil, fmt.Errorf("the Helm chart: %w", err)
 	}
 	for p, data := range chart {
 		tree[p] = data
