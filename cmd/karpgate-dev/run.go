@@ -99,6 +99,7 @@ are registered, and its disruption loop runs.%s
 
 %s
 %s
+
 karpgate.yaml (edit it; karpgate reloads it): %s
 karpgate serve's log:                         %s
 Metrics and NodePool status:                  %s/metrics  %s%s

@@ -25,7 +25,7 @@ type walkthroughStep struct {
 // them within the NodePool's budget while karpgate shows the progress.
 var walkthroughSteps = []walkthroughStep{
 	{"kubectl apply -f {examples}/drift/kwoknodeclass.yaml -f {examples}/drift/nodepool.yaml -f {examples}/drift/deployment.yaml", "5 replicas, one simulated node each"},
-	{"{karpgate} status", "drift-demo: 5 nodes within a minute; Drifted allows 2 now (40%, rounded up)"},
+	{"{karpgate} status", "drift-demo: 5 nodes within a minute; Drifted allows 2 at once"},
 	{"kubectl apply -f {examples}/drift/nodepool-green.yaml", "KG601 warns: the template change drifts every node"},
 	{"{karpgate} status", "again while Karpenter replaces them: drifted NodeClaims, at most 2 disrupting"},
 	{"kubectl events --for nodepool/drift-demo", "DriftStarted, then DriftFinished once every node is new"},
@@ -35,18 +35,13 @@ func walkthrough(c *localcluster.Cluster, examples, karpgate string) string {
 	if c.Karpenter == nil {
 		return ""
 	}
-	commands := make([]string, len(walkthroughSteps))
-	width := 0
-	for i, step := range walkthroughSteps {
-		commands[i] = strings.NewReplacer("{examples}", examples, "{karpgate}", karpgate).Replace(step.Command)
-		width = max(width, len(commands[i]))
-	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n\n", walkthroughHeader)
-	for i, step := range walkthroughSteps {
-		fmt.Fprintf(&b, "  %-*s   # %s\n", width, commands[i], step.Shows)
+	fmt.Fprintf(&b, "\n%s\n", walkthroughHeader)
+	for _, step := range walkthroughSteps {
+		command := strings.NewReplacer("{examples}", examples, "{karpgate}", karpgate).Replace(step.Command)
+		fmt.Fprintf(&b, "\n  # %s\n  %s\n", step.Shows, command)
 	}
-	return b.String() + "\n"
+	return b.String()
 }
 
 func karpenterLine(c *localcluster.Cluster) string {

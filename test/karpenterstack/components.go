@@ -98,6 +98,8 @@ func (s *Stack) kwokCommand(opts Options) func(int) (string, []string, []string,
 			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation,
 			"--node-lease-duration-seconds=" + strconv.Itoa(int(opts.NodeLeaseDuration/time.Second)),
 			"--server-address=127.0.0.1:" + strconv.Itoa(port),
+			// At INFO kwok logs every lease renewal of every node.
+			"--v=WARN",
 		}
 		files, err := stages.ReadDir("stages")
 		if err != nil {

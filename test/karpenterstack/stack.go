@@ -116,7 +116,7 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 func (s *Stack) Running() error {
 	for _, p := range s.procs {
 		if done, err := p.exited(); done {
-			return fmt.Errorf("%s is no longer running: %v (log: %s)", p.name, err, p.logPath)
+			return fmt.Errorf("%s is no longer running: %w (log: %s)", p.name, exitError(err), p.logPath)
 		}
 	}
 	return nil
@@ -133,6 +133,14 @@ func (s *Stack) Stop() error {
 	return errors.Join(err, os.RemoveAll(s.Dir))
 }
 
+// exitError says how a process ended, also when it ended well.
+func exitError(err error) error {
+	if err == nil {
+		return errors.New("exit status 0")
+	}
+	return err
+}
+
 // waitHealthy polls url until it answers 200, the process ends, or timeout.
 func waitHealthy(ctx context.Context, p *process, url string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -145,7 +153,7 @@ func waitHealthy(ctx context.Context, p *process, url string, timeout time.Durat
 	var last error
 	for {
 		if done, err := p.exited(); done {
-			return fmt.Errorf("%s exited while starting: %v", p.name, err)
+			return fmt.Errorf("%s exited while starting: %w", p.name, exitError(err))
 		}
 		last = get(ctx, client, url)
 		if last == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -35,6 +36,7 @@ func TestMain(m *testing.M) {
 	if c := shared.cluster; c != nil {
 		if code != 0 {
 			printLogs(c)
+			keepLogs(shared.dir)
 		}
 		if err := c.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stopping the shared cluster:", err)
@@ -69,6 +71,24 @@ func cluster(t *testing.T) (*localcluster.Cluster, *testenv.Env) {
 		t.Fatalf("starting the shared cluster: %v", shared.err)
 	}
 	return shared.cluster, testenv.Attach(t, shared.cluster.ControlPlane)
+}
+
+// keepLogsEnv names a folder that receives the shared cluster's files after
+// a failure (every component's whole log), before they are removed.
+const keepLogsEnv = "KARPGATE_E2E_KEEP_LOGS"
+
+func keepLogs(dir string) {
+	dest := os.Getenv(keepLogsEnv)
+	if dest == "" {
+		fmt.Fprintf(os.Stderr, "set %s=DIR to keep every log of a failed run\n", keepLogsEnv)
+		return
+	}
+	out, err := exec.Command("cp", "-r", dir, dest).CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "keeping the logs in %s: %v %s\n", dest, err, out)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "the shared cluster's files are in %s\n", filepath.Join(dest, filepath.Base(dir)))
 }
 
 // printLogs shows the end of every component's log after a failure: the

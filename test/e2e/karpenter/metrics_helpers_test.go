@@ -19,6 +19,7 @@ import (
 	"github.com/karpgate/karpgate/disruption/controller"
 	"github.com/karpgate/karpgate/disruption/status"
 	"github.com/karpgate/karpgate/internal/deploy"
+	"github.com/karpgate/karpgate/test/wait"
 )
 
 // scrape reads a Prometheus text endpoint.
@@ -183,20 +184,12 @@ func labelsMatch(m *dto.Metric, match map[string]string) bool {
 	return found == len(match)
 }
 
-// waitFor polls check every second until it passes, and fails the test
-// with check's last error once limit has passed. The limit only bounds a
-// broken run; every wait is for a condition.
+// waitFor polls check until it passes, and fails the test with check's
+// last error once limit has passed. The limit bounds a broken run: drift
+// rollouts take minutes, longer than wait.Patience.
 func waitFor(t *testing.T, what string, limit time.Duration, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still not so after %s: %v", what, limit, err)
-		}
-		time.Sleep(time.Second)
+	if err := wait.Poll(limit, check); err != nil {
+		t.Fatalf("%s: still not so after %s: %v", what, limit, err)
 	}
 }

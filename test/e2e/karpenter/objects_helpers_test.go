@@ -153,6 +153,9 @@ func waitLaunched(t *testing.T, c *localcluster.Cluster, env *testenv.Env, pool 
 		if st.Nodes != replicas || st.Disrupting != 0 {
 			return fmt.Errorf("karpgate counts %d nodes, %d disrupting", st.Nodes, st.Disrupting)
 		}
+		if replicas == 0 {
+			return nil // a NodePool without a Deployment
+		}
 		var d appsv1.Deployment
 		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: pool}, &d); err != nil {
 			return err

@@ -3,6 +3,7 @@ package karpentere2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -170,11 +171,14 @@ func waitStatus(ctx context.Context, loop *controller.Loop) (int, error) {
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		r, err := loop.Status(ctx)
-		if err == nil && len(r.NodePools) > 0 {
+		if err == nil && len(r.NodePools) == 0 {
+			err = errors.New("no NodePools in its cache")
+		}
+		if err == nil {
 			return len(r.NodePools), nil
 		}
 		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("the loop's cache has not synced: %v", err)
+			return 0, fmt.Errorf("the loop's cache has not synced: %w", err)
 		}
 		time.Sleep(time.Second)
 	}
