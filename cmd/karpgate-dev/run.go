@@ -97,8 +97,7 @@ are registered, and its disruption loop runs.%s
 
   export KUBECONFIG=%s
 
-%s
-%s
+%s%s
 
 karpgate.yaml (edit it; karpgate reloads it): %s
 karpgate serve's log:                         %s

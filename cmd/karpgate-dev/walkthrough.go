@@ -36,12 +36,13 @@ func walkthrough(c *localcluster.Cluster, examples, karpgate string) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%s\n", walkthroughHeader)
+	fmt.Fprintf(&b, "\n\n%s\n", walkthroughHeader)
 	for _, step := range walkthroughSteps {
 		command := strings.NewReplacer("{examples}", examples, "{karpgate}", karpgate).Replace(step.Command)
 		fmt.Fprintf(&b, "\n  # %s\n  %s\n", step.Shows, command)
 	}
-	return b.String()
+	// The caller ends the section.
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func karpenterLine(c *localcluster.Cluster) string {

@@ -23,6 +23,9 @@ var comparedPools = []struct {
 	{pool{Name: "cmp-default", Release: "v1"}, 2},
 	// No budgets at all: every reason unlimited.
 	{pool{Name: "cmp-unlimited", Release: "v1", Budgets: `[]`}, 1},
+	// A budget for no reason at all restricts nothing; @hourly freezes Empty
+	// for the first half of every hour.
+	{pool{Name: "cmp-descriptors", Release: "v1", Budgets: `[{"nodes":"0","reasons":[]},{"nodes":"0","schedule":"@hourly","duration":"30m","reasons":["Empty"]}]`}, 0},
 	// A cron Karpenter cannot parse, as in Karpenter's own docs: the API
 	// server stores it (karpgate's denial is waived), and Karpenter then
 	// allows nothing for any reason.

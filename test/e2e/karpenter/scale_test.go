@@ -18,10 +18,12 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
 
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
 	"github.com/karpgate/karpgate/disruption/controller"
@@ -30,13 +32,13 @@ import (
 	"github.com/karpgate/karpgate/test/testenv"
 )
 
-var scale = flag.Bool("scale", false, "run BenchmarkScale (make scale)")
-
-const (
-	scalePools        = 50
-	scaleNodesPerPool = 20 // 1,000 simulated nodes
-	scaleSamples      = 200
+var (
+	scale             = flag.Bool("scale", false, "run BenchmarkScale (make scale)")
+	scalePools        = flag.Int("scale.pools", 50, "NodePools of BenchmarkScale")
+	scaleNodesPerPool = flag.Int("scale.nodes-per-pool", 20, "simulated nodes per NodePool of BenchmarkScale")
 )
+
+const scaleSamples = 200
 
 // BenchmarkScale runs karpgate next to Karpenter on 50 NodePools and 1,000
 // simulated nodes, launched by Karpenter for 1,000 pods, and reports from
@@ -72,17 +74,24 @@ func BenchmarkScale(b *testing.B) {
 	rssEmpty := maxRSS()
 
 	manifests := []string{nodeClassYAML}
-	for i := range scalePools {
+	for i := range *scalePools {
 		p := pool{Name: fmt.Sprintf("scale-%02d", i), Release: "v1", ConsolidateAfter: "Never",
 			Budgets: fmt.Sprintf(`[{"nodes":"10%%"},{"nodes":"0","schedule":"%d 9 * * mon-fri","duration":"8h","reasons":["Drifted"]}]`, i)}
-		manifests = append(manifests, p.yaml(), deploymentYAML(p.Name, scaleNodesPerPool))
+		manifests = append(manifests, p.yaml(), deploymentYAML(p.Name, *scaleNodesPerPool))
 	}
 	launchStart := time.Now()
-	res := env.Kubectl([]byte(strings.Join(manifests, "\n---\n")), "apply", "-f", "-")
-	if res.ExitCode != 0 {
-		b.Fatalf("kubectl apply: %s", res.Stderr)
+	// Through the API, each object admitted by karpgate's webhooks; one
+	// kubectl for a hundred objects takes minutes on a busy machine.
+	for _, m := range manifests {
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(m), &obj.Object); err != nil {
+			b.Fatal(err)
+		}
+		if err := env.Client.Create(ctx, obj); err != nil {
+			b.Fatalf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
 	}
-	waitFleet(b, c, scalePools*scaleNodesPerPool)
+	waitFleet(b, c, *scalePools**scaleNodesPerPool)
 	launch := time.Since(launchStart)
 
 	// A second loop on its own manager, as serve builds it: the heap it adds
