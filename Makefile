@@ -21,6 +21,13 @@ HELM_VERSION := v3.22.0
 HELM        := $(CURDIR)/bin/helm/$(HELM_VERSION)/helm
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(CURDIR)/bin/golangci-lint/$(GOLANGCI_LINT_VERSION)/golangci-lint
+# The peers `make bench-peers` compares lint with, pinned by hack/<tool>/go.mod.
+CONFTEST_VERSION    := v0.71.1
+CONFTEST            := $(CURDIR)/bin/conftest/$(CONFTEST_VERSION)/conftest
+KUBECONFORM_VERSION := v0.8.0
+KUBECONFORM         := $(CURDIR)/bin/kubeconform/$(KUBECONFORM_VERSION)/kubeconform
+# Extra flags for bench-peers, e.g. BENCH_PEERS_FLAGS='-karpgate-baseline /tmp/karpgate-main -runs 5'.
+BENCH_PEERS_FLAGS ?=
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS     := -s -w -X github.com/karpgate/karpgate/internal/buildinfo.Version=$(VERSION) \
@@ -47,7 +54,7 @@ export KARPGATE_HELM := $(HELM)
 export KARPGATE_KARPENTER := $(KARPENTER)
 export KARPGATE_KWOK := $(KWOK)
 
-.PHONY: build tools helm golangci-lint manifests test unit e2e lint bench load scale fuzz run clean help
+.PHONY: build tools helm golangci-lint peers manifests test unit e2e lint bench bench-peers load scale fuzz run clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -102,6 +109,20 @@ $(GOLANGCI_LINT):
 	@echo "building golangci-lint $(GOLANGCI_LINT_VERSION) from source"
 	CGO_ENABLED=0 GOBIN=$(dir $@) $(GO) install -trimpath -ldflags '-s -w -X main.version=$(GOLANGCI_LINT_VERSION)' github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 
+peers: $(CONFTEST) $(KUBECONFORM) ## Build conftest and kubeconform from the Go module proxy (once; cached), for bench-peers.
+
+# Built by the build-only modules in hack/conftest and hack/kubeconform, whose
+# go.sum pins every dependency; no file prerequisites, as for the control plane.
+$(CONFTEST):
+	@mkdir -p $(dir $@)
+	@echo "building conftest $(CONFTEST_VERSION) from source"
+	cd hack/conftest && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X github.com/open-policy-agent/conftest/internal/version.Version=$(CONFTEST_VERSION)' -o $@ github.com/open-policy-agent/conftest
+
+$(KUBECONFORM):
+	@mkdir -p $(dir $@)
+	@echo "building kubeconform $(KUBECONFORM_VERSION) from source"
+	cd hack/kubeconform && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ github.com/yannh/kubeconform/cmd/kubeconform
+
 manifests: ## Regenerate manifests/ (kustomize base, cert-manager overlay, Helm chart) from the Go types.
 	$(GO) run ./cmd/karpgate manifests --out manifests
 
@@ -126,6 +147,9 @@ lint: $(GOLANGCI_LINT) ## go vet, gofmt, go.mod tidiness, golangci-lint (.golang
 
 bench: tools ## Benchmarks, with their in-run baselines.
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+
+bench-peers: build peers ## karpgate lint, kubeconform and conftest side by side on generated corpora: wall-time ratios, peak memory.
+	$(GO) run ./test/benchpeers -karpgate bin/karpgate -conftest $(CONFTEST) -kubeconform $(KUBECONFORM) $(BENCH_PEERS_FLAGS)
 
 load: ## 64 concurrent clients against the admission webhook for 30s: p50/p99, throughput, errors.
 	$(GO) test -run '^$$' -bench '^BenchmarkLoad$$' -benchtime 1x -count=1 ./webhook/admission -args -load.duration 30s

@@ -42,6 +42,8 @@ type BudgetAnalysis struct {
 	// NeverActive: the cron fires but the budget is active for no instant
 	// in the next year (a zero duration, say).
 	NeverActive bool
+	// idleInSpan: the budget has no window in the analysed span.
+	idleInSpan bool
 }
 
 // ReasonAnalysis is one disruption reason over the analysed span.
@@ -77,6 +79,15 @@ func Analyze(pool map[string]any, now time.Time) Analysis {
 
 // Analyze analyses the set over AnalysisSpan from the Monday on or before now.
 func (s *Set) Analyze(now time.Time) Analysis {
+	return s.AnalyzeAt(s.AnalyzeSpan(MondayOnOrBefore(now)), now)
+}
+
+// AnalyzeSpan is the part of Analyze that depends only on the span's start
+// (a Monday): everything but each budget's NeverFires and NeverActive,
+// which depend on the instant. A caller that analyses the same budgets at
+// many instants of a week (the policy engine, one admission request after
+// another) computes the span once and calls AnalyzeAt for each instant.
+func (s *Set) AnalyzeSpan(start time.Time) Analysis {
 	out := Analysis{Readable: true}
 	for _, c := range s.budgets {
 		if c.Blocked() != "" {
@@ -84,16 +95,12 @@ func (s *Set) Analyze(now time.Time) Analysis {
 			return out
 		}
 	}
-	start := MondayOnOrBefore(now)
 	end := start.Add(AnalysisSpan)
 	out.Start = start
 	for _, c := range s.budgets {
 		entry := BudgetAnalysis{Index: c.Index, Path: c.Path(), Nodes: c.Nodes, Scheduled: c.Schedule != nil}
 		if c.Schedule != nil {
-			entry.NeverFires = c.NeverFires(now)
-			// Only a budget idle for these two weeks needs the year-long look.
-			entry.NeverActive = !entry.NeverFires && len(c.Windows(start, end)) == 0 &&
-				c.Reach(now, now.Add(MaxTimelineSpan)) == ActiveNever
+			entry.idleInSpan = len(c.Windows(start, end)) == 0
 		}
 		out.Budgets = append(out.Budgets, entry)
 	}
@@ -104,6 +111,28 @@ func (s *Set) Analyze(now time.Time) Analysis {
 	out.Reasons = make(map[Reason]ReasonAnalysis, len(Reasons))
 	for _, r := range Reasons {
 		out.Reasons[r] = s.analyzeReason(r, timeline[r], start)
+	}
+	return out
+}
+
+// AnalyzeAt completes span, the AnalyzeSpan of this set for the Monday on
+// or before now, with what depends on now. span is not modified.
+func (s *Set) AnalyzeAt(span Analysis, now time.Time) Analysis {
+	if !span.Readable || span.Blocked {
+		return span
+	}
+	out := span
+	out.Budgets = slices.Clone(span.Budgets)
+	for i := range out.Budgets {
+		entry := &out.Budgets[i]
+		c := s.budgets[i]
+		if c.Schedule == nil {
+			continue
+		}
+		entry.NeverFires = c.NeverFires(now)
+		// Only a budget idle for the whole span needs the year-long look.
+		entry.NeverActive = !entry.NeverFires && entry.idleInSpan &&
+			c.Reach(now, now.Add(MaxTimelineSpan)) == ActiveNever
 	}
 	return out
 }

@@ -5,8 +5,10 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/internal/manifest"
 	"github.com/karpgate/karpgate/policies"
 )
@@ -17,83 +19,121 @@ type Options struct {
 	Inputs []string
 	Stdin  io.Reader
 	Engine *policies.Engine
-	// Workers bounds concurrent evaluations; 0 means GOMAXPROCS.
+	// Stages run on every Karpenter object before the policy rules, in
+	// order; see Stage.
+	Stages []Stage
+	// Workers bounds concurrent checks; 0 means GOMAXPROCS.
 	Workers int
 }
 
-// Run reads every input, then evaluates every Karpenter object. The whole
-// input is read first because cross-object rules need all of it. A parse
-// error stops the run: a manifest that cannot be read cannot be checked.
+// Run reads the inputs as a stream and checks every Karpenter object as it
+// comes: documents are parsed and checked on Workers goroutines, and only a
+// few of them are in memory at once, whatever the size of the input. What
+// the cross-object rules need (a small index of every object and a few
+// fields of each object they apply to) is kept until the input is read;
+// then they run. Reports list objects and findings in input order however
+// the work was spread. A parse error stops the run with the first one in
+// input order: a manifest that cannot be read cannot be checked.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	sources, err := manifest.ExpandInputs(opts.Inputs)
 	if err != nil {
 		return nil, err
 	}
-	report := &Report{Rules: opts.Engine.Catalog(), Sources: sources}
-	var objects []*manifest.Object
-	err = manifest.Walk(sources, opts.Stdin, func(d *manifest.Document) error {
-		report.Documents++
-		for _, o := range d.Objects {
-			if policies.Handles(o.APIVersion(), o.Kind()) {
-				objects = append(objects, o)
-			} else {
-				report.Skipped++
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	l := &linter{
+		engine:    opts.Engine,
+		stages:    opts.Stages,
+		workers:   workers,
+		now:       opts.Engine.Now(), // one instant for every object of the run
+		paths:     opts.Engine.CrossObjectPaths(),
+		crossKind: map[string]bool{},
+		inventory: policies.NewInventoryBuilder(),
+		report:    &Report{Rules: opts.Engine.Catalog(), Sources: sources},
+	}
+	for _, k := range karpenter.Kinds {
+		l.crossKind[k.Kind] = opts.Engine.HasCrossObjectRules(k.Kind, config.CI)
+		l.indexing = l.indexing || l.crossKind[k.Kind]
+	}
+	if err := l.stream(ctx, sources, opts.Stdin); err != nil {
 		return nil, err
 	}
-	contents := make([]map[string]any, len(objects))
-	for i, o := range objects {
-		contents[i] = o.Content
-	}
-	inventory, err := policies.NewInventory(contents)
-	if err != nil {
+	if err := l.crossObject(ctx); err != nil {
 		return nil, err
 	}
-	report.Objects = make([]ObjectResult, len(objects))
-	err = forEach(ctx, len(objects), opts.Workers, func(i int) error {
-		res, err := opts.Engine.Evaluate(ctx, policies.Request{Object: objects[i].Content, Point: config.CI, Inventory: inventory})
-		if err != nil {
-			return err
-		}
-		report.Objects[i] = locate(objects[i], res)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return report, nil
+	return l.report, nil
 }
 
-// locate attaches file positions to an object's findings.
-func locate(o *manifest.Object, res *policies.Result) ObjectResult {
-	r := ObjectResult{
+// linter is one run's state.
+type linter struct {
+	engine  *policies.Engine
+	stages  []Stage
+	workers int
+	now     time.Time
+	// paths are the engine's CrossObjectPaths: nil means keep whole nodes.
+	paths     []string
+	crossKind map[string]bool // kinds the cross-object rules apply to
+	// indexing: some cross-object rule is enabled, so objects are indexed.
+	indexing bool
+
+	// Owned by the goroutine that collects results, in input order.
+	report    *Report
+	inventory *policies.InventoryBuilder
+	deferred  []deferred
+}
+
+// check runs the stages and the rules that need no other object on one
+// object, and keeps what the cross-object rules will need of it.
+func (l *linter) check(ctx context.Context, o *manifest.Object) (checked, error) {
+	c := checked{result: ObjectResult{
 		Source:     o.Source,
 		APIVersion: o.APIVersion(),
 		Kind:       o.Kind(),
 		Name:       o.Name(),
 		Position:   o.Position(""),
-	}
-	at := func(fs []policies.Finding) []Finding {
-		out := make([]Finding, 0, len(fs))
-		for _, f := range fs {
-			out = append(out, Finding{Finding: f, File: o.Source, Position: o.Position(f.Path)})
+	}}
+	var findings []policies.Finding
+	for _, s := range l.stages {
+		fs, err := s.Check(ctx, o)
+		if err != nil {
+			return c, err
 		}
-		return out
+		findings = append(findings, fs...)
 	}
-	r.Findings, r.Waived = at(res.Findings), at(res.Waived)
-	return r
+	res, err := l.engine.Evaluate(ctx, policies.Request{Object: o.Content, Point: config.CI, SkipCrossObject: true, Now: l.now})
+	if err != nil {
+		return c, err
+	}
+	findings = append(findings, res.Findings...)
+	findings = append(findings, res.Waived...)
+	policies.SortFindings(findings)
+	for _, f := range findings {
+		located := Finding{Finding: f, File: o.Source, Position: o.Position(f.Path)}
+		if f.Waived {
+			c.result.Waived = append(c.result.Waived, located)
+		} else {
+			c.result.Findings = append(c.result.Findings, located)
+		}
+	}
+	if !l.indexing {
+		return c, nil
+	}
+	if c.entry, err = l.engine.NewInventoryEntry(o.Content); err != nil {
+		return c, err
+	}
+	if l.crossKind[c.result.Kind] {
+		if c.deferred, err = l.keep(o); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
 }
 
 // forEach calls fn for 0..n-1 on up to workers goroutines and returns the
 // first error.
 func forEach(ctx context.Context, n, workers int, fn func(int) error) error {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	workers = min(workers, n)
 	next := make(chan int)
 	var wg sync.WaitGroup

@@ -3,7 +3,6 @@ package policies
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -42,12 +41,14 @@ func init() {
 	)
 }
 
-func budgetProblemsBuiltin(_ rego.BuiltinContext, terms []*ast.Term) (*ast.Term, error) {
-	pool, err := objectFromTerm(terms[0])
-	if err != nil {
-		return nil, err
+func budgetProblemsBuiltin(cache *budgetCache) rego.BuiltinDyn {
+	return func(bctx rego.BuiltinContext, terms []*ast.Term) (*ast.Term, error) {
+		entry, err := cache.entry(bctx, terms[0].Value)
+		if err != nil {
+			return nil, err
+		}
+		return entry.problems()
 	}
-	return valueTerm(problemsToRego(budget.Problems(pool)))
 }
 
 // problemsToRego converts budget.Problems to the objects the rules read.
@@ -98,36 +99,26 @@ func intsToRego(ints []int) []any {
 	return out
 }
 
-func budgetAnalyzeBuiltin(_ rego.BuiltinContext, terms []*ast.Term) (*ast.Term, error) {
-	pool, err := objectFromTerm(terms[0])
-	if err != nil {
-		return nil, err
+func budgetAnalyzeBuiltin(cache *budgetCache) rego.BuiltinDyn {
+	return func(bctx rego.BuiltinContext, terms []*ast.Term) (*ast.Term, error) {
+		nowNS, ok := terms[1].Value.(ast.Number)
+		if !ok {
+			return nil, errors.New("karpgate.budgets.analyze: now_ns must be a number (time.now_ns())")
+		}
+		ns, ok := nowNS.Int64()
+		if !ok {
+			return nil, errors.New("karpgate.budgets.analyze: now_ns must be an integer")
+		}
+		entry, err := cache.entry(bctx, terms[0].Value)
+		if err != nil {
+			return nil, err
+		}
+		return entry.analysis(time.Unix(0, ns).UTC())
 	}
-	nowNS, ok := terms[1].Value.(ast.Number)
-	if !ok {
-		return nil, errors.New("karpgate.budgets.analyze: now_ns must be a number (time.now_ns())")
-	}
-	ns, ok := nowNS.Int64()
-	if !ok {
-		return nil, errors.New("karpgate.budgets.analyze: now_ns must be an integer")
-	}
-	return valueTerm(analysisToRego(budget.Analyze(pool, time.Unix(0, ns).UTC())))
 }
 
-// objectFromTerm turns a Rego value into the JSON values the budget package
-// reads, with integers as int64 as the manifest reader gives them.
-func objectFromTerm(t *ast.Term) (map[string]any, error) {
-	v, err := ast.JSON(t.Value)
-	if err != nil {
-		return nil, err
-	}
-	m, ok := normaliseNumbers(v).(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("want an object, got %s", ast.ValueName(t.Value))
-	}
-	return m, nil
-}
-
+// normaliseNumbers gives integers as int64, as the manifest reader does,
+// where ast.JSON gives json.Number.
 func normaliseNumbers(v any) any {
 	switch v := v.(type) {
 	case map[string]any:

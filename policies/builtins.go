@@ -14,7 +14,9 @@ type karpgateBuiltin struct {
 	description string
 	args        []types.Type
 	result      types.Type
-	impl        rego.BuiltinDyn
+	// impl answers calls; the cache is shared by every evaluation of one
+	// engine (or one verify run).
+	impl func(cache *budgetCache) rego.BuiltinDyn
 }
 
 // karpgateBuiltins is filled by the files that define each builtin.
@@ -25,9 +27,9 @@ func (b karpgateBuiltin) function() *rego.Function {
 		Name:        b.name,
 		Description: b.description,
 		Decl:        types.NewFunction(b.args, b.result),
-		// Pure functions of their arguments: the same call in one
-		// evaluation is answered once.
-		Memoize: true,
+		// No Memoize: OPA's memo keys a call by the printed text of its
+		// arguments, a whole NodePool each time. The builtins cache what
+		// they compute themselves, keyed by the few fields they read.
 	}
 }
 
@@ -36,14 +38,15 @@ func (b karpgateBuiltin) astDecl() *ast.Builtin {
 	return &ast.Builtin{Name: f.Name, Description: f.Description, Decl: f.Decl}
 }
 
-func (b karpgateBuiltin) regoOption() func(*rego.Rego) {
-	return rego.FunctionDyn(b.function(), b.impl)
+func (b karpgateBuiltin) regoOption(cache *budgetCache) func(*rego.Rego) {
+	return rego.FunctionDyn(b.function(), b.impl(cache))
 }
 
-func builtinOptions() []func(*rego.Rego) {
+// builtinOptions registers karpgate's builtins with one shared cache.
+func builtinOptions(cache *budgetCache) []func(*rego.Rego) {
 	opts := make([]func(*rego.Rego), 0, len(karpgateBuiltins))
 	for _, b := range karpgateBuiltins {
-		opts = append(opts, b.regoOption())
+		opts = append(opts, b.regoOption(cache))
 	}
 	return opts
 }

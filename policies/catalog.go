@@ -55,6 +55,10 @@ type Rule struct {
 	File    string `json:"file"`
 
 	key string // the package's last segment, used to dispatch evaluation
+	// crossObject: the rule reads input.inventory. group: the rule group
+	// it is memoized with, or "" (see groups.go). Set when compiling.
+	crossObject bool
+	group       string
 }
 
 // Catalog is every rule the engine knows, ordered by ID.

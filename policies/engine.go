@@ -1,6 +1,7 @@
 package policies
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,8 +11,6 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
-	"github.com/open-policy-agent/opa/v1/storage"
-	"github.com/open-policy-agent/opa/v1/storage/inmem"
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/karpenter"
@@ -27,6 +26,10 @@ type Options struct {
 	// Now is the clock for time-dependent rules (budget windows); nil
 	// means time.Now. Tests and `lint --now` pin it.
 	Now func() time.Time
+
+	// evaluateEveryRuleEveryTime turns off the rule groups' memo, for tests
+	// that compare with it.
+	evaluateEveryRuleEveryTime bool
 }
 
 // Engine evaluates the compiled rule set. It is immutable after New and
@@ -36,23 +39,18 @@ type Engine struct {
 	cfg     *config.Config
 	catalog Catalog
 	byKey   map[string]Rule
-	query   rego.PreparedEvalQuery
-	// mutations runs only the rules that return patches, for the mutating
-	// webhook, which would otherwise evaluate the whole set the validating
-	// webhook evaluates right after it.
-	mutations rego.PreparedEvalQuery
-	now       func() time.Time
+	queries queries
+	// wholeObjects: a --policy rule reads input.inventory, so cross-object
+	// evaluation keeps whole objects; see CrossObjectPaths.
+	wholeObjects bool
+	now          func() time.Time
+	// budgets is shared by the budget builtins of every query.
+	budgets *budgetCache
+	// groups are the rules memoized by their footprint, and groupRuns
+	// what they found; see groups.go.
+	groups    []*ruleGroup
+	groupRuns *violationCache
 }
-
-// findingsQuery evaluates every enabled rule that applies to the object's
-// kind at the enforcement point in one pass: data.karpgate.engine.dispatch
-// maps a point and a kind to the rule packages to run, so disabled rules and
-// rules for other kinds or points cost nothing.
-const findingsQuery = `pkg := data.karpgate.engine.dispatch[input.enforcementPoint][input.object.kind][_]; v := data.karpgate.rules[pkg].violation[_]`
-
-// mutationsQuery is findingsQuery over the enabled admission rules that
-// declare custom.mutates; findingsQuery never runs those.
-const mutationsQuery = `pkg := data.karpgate.engine.mutations[input.object.kind][_]; v := data.karpgate.rules[pkg].violation[_]`
 
 // New loads, checks and compiles the built-in rules with the user's
 // policies and data.
@@ -78,27 +76,20 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err := checkRulesDefineViolation(compiler, set.catalog); err != nil {
 		return nil, err
 	}
-	store, err := newStore(set, cfg)
+	groups, wholeObjects := classifyRules(compiler, set.catalog, cfg, !opts.evaluateEveryRuleEveryTime)
+	store, err := newStore(set, cfg, groups)
 	if err != nil {
 		return nil, err
 	}
-	prepare := func(q string) (rego.PreparedEvalQuery, error) {
-		regoOpts := append([]func(*rego.Rego){rego.Compiler(compiler), rego.Store(store), rego.Query(q)}, builtinOptions()...)
-		prepared, err := rego.New(regoOpts...).PrepareForEval(ctx)
-		if err != nil {
-			return prepared, fmt.Errorf("preparing the policy query: %w", err)
-		}
-		return prepared, nil
-	}
-	query, err := prepare(findingsQuery)
+	budgets := newBudgetCache()
+	qs, err := prepareQueries(ctx, compiler, store, budgets, groups)
 	if err != nil {
 		return nil, err
 	}
-	mutations, err := prepare(mutationsQuery)
-	if err != nil {
-		return nil, err
+	e := &Engine{
+		cfg: cfg, catalog: set.catalog, byKey: map[string]Rule{}, queries: qs, wholeObjects: wholeObjects, now: opts.Now,
+		budgets: budgets, groups: groups, groupRuns: newViolationCache(),
 	}
-	e := &Engine{cfg: cfg, catalog: set.catalog, byKey: map[string]Rule{}, query: query, mutations: mutations, now: opts.Now}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -164,63 +155,6 @@ func checkPatchesDeclared(modules map[string]*ast.Module, catalog Catalog) error
 	return nil
 }
 
-// newStore holds the user's data plus data.karpgate: the configuration the
-// rules read and the engine's dispatch table.
-func newStore(set *policySet, cfg *config.Config) (storage.Store, error) {
-	cfgJSON, err := toJSONValue(cfg)
-	if err != nil {
-		return nil, err
-	}
-	dispatch := map[string]any{}
-	mutations := map[string]any{}
-	ids := map[string]any{}
-	for _, point := range config.EnforcementPoints {
-		byKind := map[string]any{}
-		for _, k := range karpenter.Kinds {
-			var keys []any
-			for _, r := range set.catalog {
-				// Mutation rules run only through mutationsQuery: lint and
-				// the validating webhook have nothing to do with a patch.
-				if !r.Mutates && cfg.Enabled(r.ID) && r.AppliesTo(k.Kind) && r.RunsAt(point) {
-					keys = append(keys, r.key)
-				}
-			}
-			byKind[k.Kind] = keys
-		}
-		dispatch[string(point)] = byKind
-	}
-	for _, k := range karpenter.Kinds {
-		var keys []any
-		for _, r := range set.catalog {
-			if r.Mutates && cfg.Enabled(r.ID) && r.AppliesTo(k.Kind) && r.RunsAt(config.Admission) {
-				keys = append(keys, r.key)
-			}
-		}
-		mutations[k.Kind] = keys
-	}
-	for _, r := range set.catalog {
-		ids[r.ID] = true // an object, so rules look IDs up instead of scanning
-	}
-	data := map[string]any{}
-	for k, v := range set.data {
-		data[k] = v
-	}
-	data["karpgate"] = map[string]any{
-		"config": cfgJSON,
-		"engine": map[string]any{"dispatch": dispatch, "mutations": mutations, "rule_ids": ids},
-	}
-	return inmem.NewFromObjectWithOpts(data, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true)), nil
-}
-
-func toJSONValue(v any) (any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	return out, json.Unmarshal(b, &out)
-}
-
 // Catalog returns every rule, built-in and user, ordered by ID.
 func (e *Engine) Catalog() Catalog { return e.catalog }
 
@@ -234,6 +168,10 @@ func Handles(apiVersion, kind string) bool {
 	return ok
 }
 
+// Now is the engine's clock: the instant time-dependent rules judge by
+// when a request does not pin one.
+func (e *Engine) Now() time.Time { return e.now() }
+
 // Evaluate runs every enabled rule for the object's kind in one query.
 func (e *Engine) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	// OPA notices cancellation only between steps; a request whose deadline
@@ -245,27 +183,71 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	if point == "" {
 		point = config.CI
 	}
-	input, err := e.input(req, point)
+	input, object, err := e.input(req, point)
 	if err != nil {
 		return nil, err
 	}
-	query := e.query
-	if req.MutationsOnly {
-		query = e.mutations
+	now := req.Now
+	if now.IsZero() {
+		now = e.now()
 	}
-	rs, err := query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalTime(e.now()))
+	ref := objectRef(req.Object)
+	query := e.queries.all
+	switch {
+	case req.MutationsOnly:
+		query = e.queries.mutations
+	case req.SkipCrossObject:
+		query = e.queries.singleObject
+	}
+	vs, err := e.violations(ctx, query, input, now, ref)
 	if err != nil {
-		return nil, fmt.Errorf("evaluating %s: %w", objectRef(req.Object), err)
+		return nil, err
 	}
-	waivers := waiversOf(req.Object)
-	res := &Result{}
+	if !req.MutationsOnly {
+		kind, _ := req.Object["kind"].(string)
+		for i, g := range e.groups {
+			if !g.applies[point][kind] {
+				continue
+			}
+			groupVs, err := e.groupViolations(ctx, g, i, input, object, now, ref)
+			if err != nil {
+				return nil, err
+			}
+			vs = append(vs, groupVs...)
+		}
+	}
+	return e.result(vs, point, waiversOf(req.Object))
+}
+
+// rawViolation is one member of a rule's violation set, as evaluated.
+type rawViolation struct {
+	key string // the rule package's last segment
+	v   any
+}
+
+// violations evaluates one prepared query.
+func (e *Engine) violations(ctx context.Context, query rego.PreparedEvalQuery, input ast.Value, now time.Time, ref string) ([]rawViolation, error) {
+	rs, err := query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalTime(now))
+	if err != nil {
+		return nil, fmt.Errorf("evaluating %s: %w", ref, err)
+	}
+	vs := make([]rawViolation, 0, len(rs))
 	for _, r := range rs {
 		key, _ := r.Bindings["pkg"].(string)
-		rule, ok := e.byKey[key]
+		vs = append(vs, rawViolation{key: key, v: r.Bindings["v"]})
+	}
+	return vs, nil
+}
+
+// result turns violations into findings, with the object's waivers applied.
+func (e *Engine) result(vs []rawViolation, point config.EnforcementPoint, waivers map[string]string) (*Result, error) {
+	res := &Result{}
+	for _, v := range vs {
+		rule, ok := e.byKey[v.key]
 		if !ok {
 			continue
 		}
-		f, err := e.finding(rule, r.Bindings["v"], point)
+		f, err := e.finding(rule, v.v, point)
 		if err != nil {
 			return nil, err
 		}
@@ -276,17 +258,18 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (*Result, error) {
 		}
 		res.Findings = append(res.Findings, f)
 	}
-	sortFindings(res.Findings)
-	sortFindings(res.Waived)
+	SortFindings(res.Findings)
+	SortFindings(res.Waived)
 	return res, nil
 }
 
-func (e *Engine) input(req Request, point config.EnforcementPoint) (ast.Value, error) {
-	object, err := ast.InterfaceToValue(req.Object)
+// input is the input document of a request, and the object in it.
+func (e *Engine) input(req Request, point config.EnforcementPoint) (in ast.Object, object ast.Value, err error) {
+	object, err = ast.InterfaceToValue(req.Object)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", objectRef(req.Object), err)
+		return nil, nil, fmt.Errorf("%s: %w", objectRef(req.Object), err)
 	}
-	in := ast.NewObject(
+	in = ast.NewObject(
 		ast.Item(ast.StringTerm("object"), ast.NewTerm(object)),
 		ast.Item(ast.StringTerm("operation"), ast.StringTerm(string(req.Operation))),
 		ast.Item(ast.StringTerm("enforcementPoint"), ast.StringTerm(string(point))),
@@ -295,14 +278,14 @@ func (e *Engine) input(req Request, point config.EnforcementPoint) (ast.Value, e
 	if req.OldObject != nil {
 		old, err := ast.InterfaceToValue(req.OldObject)
 		if err != nil {
-			return nil, fmt.Errorf("%s: old object: %w", objectRef(req.Object), err)
+			return nil, nil, fmt.Errorf("%s: old object: %w", objectRef(req.Object), err)
 		}
 		in.Insert(ast.StringTerm("oldObject"), ast.NewTerm(old))
 	}
 	if req.Inventory != nil {
 		in.Insert(ast.StringTerm("inventory"), ast.NewTerm(req.Inventory.value))
 	}
-	return in, nil
+	return in, object, nil
 }
 
 // violation is what a rule's `violation` set holds.
@@ -341,16 +324,16 @@ func (e *Engine) finding(rule Rule, v any, point config.EnforcementPoint) (Findi
 	return f, nil
 }
 
-func sortFindings(fs []Finding) {
-	slices.SortFunc(fs, func(a, b Finding) int {
-		if c := strings.Compare(a.RuleID, b.RuleID); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.Path, b.Path); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Message, b.Message)
-	})
+// SortFindings orders one object's findings as Evaluate returns them; see
+// CompareFindings.
+func SortFindings(fs []Finding) { slices.SortStableFunc(fs, CompareFindings) }
+
+// CompareFindings orders findings by rule ID, then path, then message, then
+// fix:
+// callers that merge findings from several evaluations or stages sort them
+// with it, so the order never depends on which ran first.
+func CompareFindings(a, b Finding) int {
+	return cmp.Or(strings.Compare(a.RuleID, b.RuleID), strings.Compare(a.Path, b.Path), strings.Compare(a.Message, b.Message), strings.Compare(a.Fix, b.Fix))
 }
 
 func objectRef(o map[string]any) string {

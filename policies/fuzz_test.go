@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -45,15 +47,17 @@ func FuzzEvaluate(f *testing.F) {
 		if err != nil {
 			return // not a manifest: lint reports parse errors before evaluating
 		}
-		contents := make([]map[string]any, 0, len(objects))
+		builder := NewInventoryBuilder()
 		for _, o := range objects {
-			contents = append(contents, o.Content)
+			entry, err := fuzzEngine.NewInventoryEntry(o.Content)
+			if err != nil {
+				t.Fatalf("inventory: %v", err)
+			}
+			builder.Add(entry)
 		}
-		inventory, err := NewInventory(contents)
-		if err != nil {
-			t.Fatalf("inventory: %v", err)
-		}
-		for _, o := range contents {
+		inventory := builder.Build()
+		for _, object := range objects {
+			o := object.Content
 			for _, kind := range []string{"NodePool", "EC2NodeClass", "NodeClaim"} {
 				for _, api := range []string{"karpenter.sh/v1", "karpenter.k8s.aws/v1beta1"} {
 					o["kind"], o["apiVersion"] = kind, api
@@ -62,6 +66,178 @@ func FuzzEvaluate(f *testing.F) {
 					}
 					if _, err := fuzzEngine.Evaluate(context.Background(), Request{Object: o, Inventory: inventory, Point: config.Admission}); err != nil {
 						t.Fatalf("%s %s: %v", api, kind, err)
+					}
+				}
+			}
+		}
+	})
+}
+
+// FuzzCrossObjectSubjects checks that lint's streaming evaluation finds what
+// evaluating every rule with whole objects finds: the rules that need no
+// other object, plus the cross-object rules on subjects and an inventory
+// reduced to the fields those rules read, give the same findings as all
+// rules on whole objects with an inventory of whole objects. The seeds are
+// the rule fixtures (the cross-object ones hold several objects).
+func FuzzCrossObjectSubjects(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/rules/*/*.yaml")
+	for _, s := range seeds {
+		if data, err := os.ReadFile(s); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte(`apiVersion: karpenter.sh/v1beta1
+kind: NodePool
+metadata: {name: old, annotations: {karpgate.io/waive-KG502: "split next sprint"}}
+spec: {template: {spec: {nodeClassRef: {name: shared}, kubelet: {maxPods: 58}}}}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: new, annotations: {compatibility.karpenter.sh/v1beta1-kubelet-conversion: '{"maxPods":110}'}}
+spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: shared}}}}
+---
+apiVersion: karpenter.sh/v1
+kind: NodeClaim
+metadata: {name: claim, labels: {karpgate.io/environment: production}}
+spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gone}}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: "not an object"
+spec: {template: "nor this"}
+`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzEngineOnce.Do(func() {
+			var err error
+			fuzzEngine, err = New(context.Background(), Options{Now: func() time.Time { return fixedNow }})
+			if err != nil {
+				panic(err)
+			}
+		})
+		e := fuzzEngine
+		objects, err := manifest.ReadAll([]string{"-"}, bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		wholeEngine := *e
+		wholeEngine.wholeObjects = true
+		reduced, whole := NewInventoryBuilder(), NewInventoryBuilder()
+		for _, o := range objects {
+			entry, err := e.NewInventoryEntry(o.Content)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reduced.Add(entry)
+			if entry, err = wholeEngine.NewInventoryEntry(o.Content); err != nil {
+				t.Fatal(err)
+			}
+			whole.Add(entry)
+		}
+		reducedInventory, wholeInventory := reduced.Build(), whole.Build()
+		ctx := context.Background()
+		for _, o := range objects {
+			if !Handles(o.APIVersion(), o.Kind()) {
+				continue
+			}
+			want, err := e.Evaluate(ctx, Request{Object: o.Content, Inventory: wholeInventory})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := e.Evaluate(ctx, Request{Object: o.Content, SkipCrossObject: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.HasCrossObjectRules(o.Kind(), config.CI) {
+				subject, err := e.NewSubject(o.Content)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cross, err := e.EvaluateCrossObject(ctx, subject, reducedInventory, time.Time{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range append(cross.Findings, cross.Waived...) {
+					if f.Path != "" && !slices.Contains(e.CrossObjectPaths(), f.Path) {
+						t.Errorf("%s: cross-object finding at %q, which CrossObjectPaths does not list", o.Ref(), f.Path)
+					}
+				}
+				got.Findings = append(got.Findings, cross.Findings...)
+				got.Waived = append(got.Waived, cross.Waived...)
+				SortFindings(got.Findings)
+				SortFindings(got.Waived)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: streaming evaluation found\n%v\nall rules on whole objects found\n%v", o.Ref(), got, want)
+			}
+		}
+	})
+}
+
+var (
+	memoEnginesOnce          sync.Once
+	memoized, evaluatedEvery *Engine
+)
+
+// FuzzMemoizedRules checks the rule groups' memo: rules memoized by their
+// footprint find what they find evaluated with every other rule each time,
+// for any object of any kind, production or not, at instants on both sides
+// of week boundaries and of budget windows, at both enforcement points. The
+// engines live across inputs, so an entry one input left must never answer
+// for another.
+func FuzzMemoizedRules(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/rules/*/*.yaml")
+	for _, s := range seeds {
+		if data, err := os.ReadFile(s); err == nil {
+			f.Add(data, int64(0))
+		}
+	}
+	f.Add([]byte("spec:\n  disruption:\n    budgets:\n      - {nodes: \"0\", schedule: \"0 0 30 2 *\", duration: 1h}\n      - {nodes: \"1\", schedule: \"@daily\", duration: 0m}\n"), int64(3600))
+	f.Add([]byte("spec:\n  disruption:\n    budgets:\n      - {nodes: \"0\", schedule: \"0 9 * * mon-fri\", duration: 8h, reasons: [Drifted]}\n"), int64(-86400*3))
+	f.Add([]byte("spec: {amiFamily: AL2, amiSelectorTerms: [{alias: al2023@latest}, {name: \"ami-*\"}, {tags: {a: b}}], template: {spec: {nodeClassRef: {group: karpenter.k8s.aws/v1, name: x}, kubelet: {}}}, nodeClassRef: {name: y}}\n"), int64(7))
+	f.Fuzz(func(t *testing.T, data []byte, shift int64) {
+		memoEnginesOnce.Do(func() {
+			var err error
+			opts := Options{Now: func() time.Time { return fixedNow }}
+			if memoized, err = New(context.Background(), opts); err != nil {
+				panic(err)
+			}
+			opts.evaluateEveryRuleEveryTime = true
+			if evaluatedEvery, err = New(context.Background(), opts); err != nil {
+				panic(err)
+			}
+		})
+		objects, err := manifest.ReadAll([]string{"-"}, bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		instants := []time.Time{
+			fixedNow,
+			time.Date(2024, 6, 9, 23, 59, 59, 0, time.UTC), // Sunday night
+			time.Date(2024, 6, 10, 0, 0, 0, 0, time.UTC),   // Monday: another span
+			fixedNow.Add(time.Duration(shift%(400*24*3600)) * time.Second),
+		}
+		for _, o := range objects {
+			for _, kind := range []string{"NodePool", "EC2NodeClass", "NodeClaim"} {
+				for _, api := range []string{"karpenter.sh/v1", "karpenter.k8s.aws/v1beta1"} {
+					o.Content["kind"], o.Content["apiVersion"] = kind, api
+					for i, now := range instants {
+						if i%2 == 1 {
+							o.Content["metadata"] = map[string]any{"name": "fuzz", "labels": map[string]any{"karpgate.io/environment": "production"}}
+						}
+						for _, point := range config.EnforcementPoints {
+							req := Request{Object: o.Content, Point: point, Now: now}
+							got, err := memoized.Evaluate(context.Background(), req)
+							if err != nil {
+								t.Fatal(err)
+							}
+							want, err := evaluatedEvery.Evaluate(context.Background(), req)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if !reflect.DeepEqual(got, want) {
+								t.Fatalf("%s %s at %s (%s): memoized rules give\n%v\nevaluated every time\n%v", api, kind, now, point, summary(got.Findings), summary(want.Findings))
+							}
+						}
 					}
 				}
 			}

@@ -92,6 +92,13 @@ Rules see ` + "`input.object`" + `, ` + "`input.oldObject`" + ` (UPDATE), ` + "`
 karpgate.yaml and ` + "`--environment`" + `) and, offline, ` + "`input.inventory`" + ` (the other objects
 of the input); ` + "`data.karpgate.config`" + ` is karpgate.yaml.
 
+` + "`karpgate lint`" + ` streams its input, so a rule that reads ` + "`input.inventory`" + ` (a
+cross-object rule) runs after the whole input is read, on what lint kept: the fields the
+built-in cross-object rules read. Of the object, its apiVersion, kind, name, namespace,
+nodeClassRef, NodePool kubelet block and kubelet compatibility annotation; of the other
+objects, their apiVersion, kubelet block and compatibility annotation. A ` + "`--policy`" + ` rule that reads ` + "`input.inventory`" + ` sees whole objects instead;
+lint then keeps every object until the end, and its memory grows with the input.
+
 ## Severity, actions and waivers
 
 Each rule has a severity, ` + "`deny`" + ` or ` + "`warn`" + `. karpgate.yaml can turn a rule off, change

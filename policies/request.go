@@ -1,11 +1,12 @@
 package policies
 
 import (
+	"time"
+
 	"github.com/open-policy-agent/opa/v1/ast"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/karpgate/karpgate/config"
-	"github.com/karpgate/karpgate/internal/karpenter"
 )
 
 // Operation is the admission operation under review; offline evaluation
@@ -35,52 +36,29 @@ type Request struct {
 	// Inventory holds the other objects of an offline input for rules that
 	// look across objects; nil at admission, where those rules stay quiet.
 	Inventory *Inventory
+	// SkipCrossObject leaves out the rules that read input.inventory: lint
+	// evaluates them with EvaluateCrossObject once the whole input is read.
+	SkipCrossObject bool
+	// Now is the instant time-dependent rules (budget windows) judge by;
+	// zero means the engine's clock. A lint run judges every object as of
+	// one instant.
+	Now time.Time
 }
 
 // Inventory indexes the objects of one input for cross-object rules. It is
 // converted to Rego's representation once and shared by every request of
 // the run, so giving each object the whole input costs nothing per object.
+// Build one with Engine.NewInventoryBuilder.
 //
 // Rules see it as input.inventory:
 //
 //	objects: {<kind>: {<name>: <object>}}
 //	nodePoolsByNodeClass: {<EC2NodeClass name>: [<NodePool name>, ...]}
+//
+// The objects are reduced to the fields the built-in cross-object rules
+// read, unless a --policy rule reads the inventory; see crossobject.go.
 type Inventory struct {
 	value ast.Value
-}
-
-// NewInventory indexes objects; when two share a kind and name the first wins.
-func NewInventory(objects []map[string]any) (*Inventory, error) {
-	byKind := map[string]any{}
-	byNodeClass := map[string]any{}
-	for _, o := range objects {
-		kind, _ := o["kind"].(string)
-		metadata, _ := o["metadata"].(map[string]any)
-		name, _ := metadata["name"].(string)
-		if kind == "" || name == "" {
-			continue
-		}
-		names, _ := byKind[kind].(map[string]any)
-		if names == nil {
-			names = map[string]any{}
-			byKind[kind] = names
-		}
-		if _, seen := names[name]; seen {
-			continue
-		}
-		names[name] = o
-		if kind == karpenter.KindNodePool {
-			if ref := nodeClassName(o); ref != "" {
-				pools, _ := byNodeClass[ref].([]any)
-				byNodeClass[ref] = append(pools, name)
-			}
-		}
-	}
-	v, err := ast.InterfaceToValue(map[string]any{"objects": byKind, "nodePoolsByNodeClass": byNodeClass})
-	if err != nil {
-		return nil, err
-	}
-	return &Inventory{value: v}, nil
 }
 
 func nodeClassName(nodePool map[string]any) string {

@@ -77,10 +77,11 @@ func RunTests(ctx context.Context, opts TestOptions) ([]TestResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := newStore(set, cfg)
+	store, err := newStore(set, cfg, nil)
 	if err != nil {
 		return nil, err
 	}
+	budgets := newBudgetCache()
 	var results []TestResult
 	for _, t := range tests {
 		if filter != nil && !filter.MatchString(t.query) {
@@ -89,7 +90,7 @@ func RunTests(ctx context.Context, opts TestOptions) ([]TestResult, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		results = append(results, t.run(ctx, compiler, store))
+		results = append(results, t.run(ctx, compiler, store, budgets))
 	}
 	slices.SortFunc(results, func(a, b TestResult) int {
 		if c := strings.Compare(a.File, b.File); c != 0 {
@@ -160,7 +161,7 @@ func collectTests(modules map[string]*ast.Module) []regoTest {
 	return tests
 }
 
-func (t regoTest) run(ctx context.Context, compiler *ast.Compiler, store storage.Store) TestResult {
+func (t regoTest) run(ctx context.Context, compiler *ast.Compiler, store storage.Store, budgets *budgetCache) TestResult {
 	res := TestResult{Package: t.pkg, Name: t.name, File: t.file, Line: t.line, Builtin: strings.HasPrefix(t.file, builtinPrefix)}
 	if t.skip {
 		res.Skipped, res.Passed = true, true
@@ -179,7 +180,7 @@ func (t regoTest) run(ctx context.Context, compiler *ast.Compiler, store storage
 		rego.EnablePrintStatements(true),
 		rego.BuiltinErrorList(&builtinErrs),
 		rego.StrictBuiltinErrors(false),
-	}, builtinOptions()...)
+	}, builtinOptions(budgets)...)
 	start := time.Now()
 	rs, err := rego.New(opts...).Eval(ctx)
 	res.Duration = time.Since(start)

@@ -147,6 +147,7 @@ func runLint(ctx context.Context, s Streams, f lintFlags, args []string) error {
 	if len(args) == 0 {
 		return usage(fmt.Errorf("no input: give files, folders or - for standard input"))
 	}
+	defer tuneGCForStreaming(engine)()
 	report, err := lint.Run(ctx, lint.Options{Inputs: args, Stdin: s.In, Engine: engine})
 	if err != nil {
 		return usage(err)

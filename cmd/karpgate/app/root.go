@@ -67,7 +67,24 @@ admission webhook), and explains what disruption budgets allow.`,
 	for _, f := range extra {
 		root.AddCommand(f(s))
 	}
+	if c, _, err := root.Find([]string{"run"}); err != nil || c == root {
+		root.AddCommand(runIsForDevelopers())
+	}
 	return root
+}
+
+// runIsForDevelopers answers `karpgate run` in the shipped binary, which
+// leaves the local cluster out (it needs the test harness), with where to
+// find it instead of cobra's "unknown command".
+func runIsForDevelopers() *cobra.Command {
+	return &cobra.Command{
+		Use:                "run",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(*cobra.Command, []string) error {
+			return &ExitError{Code: ExitUsage, Err: errors.New("run is a developer command and not part of this binary: in a karpgate checkout, `make run` builds and starts bin/karpgate-dev run")}
+		},
+	}
 }
 
 // Execute runs the command tree and maps its outcome to a process exit code.

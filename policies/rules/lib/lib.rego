@@ -59,7 +59,11 @@ node_class_ref_path := "spec.template.spec.nodeClassRef" if input.object.kind ==
 
 node_class_ref_path := "spec.nodeClassRef" if input.object.kind == "NodeClaim"
 
-node_class_ref := object.get(input.object, split(node_class_ref_path, "."), null)
+# Constant paths, not split(node_class_ref_path, "."): the engine memoizes
+# rules by the fields they read, which it can tell only from constant paths.
+node_class_ref := object.get(input.object, ["spec", "template", "spec", "nodeClassRef"], null) if input.object.kind == "NodePool"
+
+node_class_ref := object.get(input.object, ["spec", "nodeClassRef"], null) if input.object.kind == "NodeClaim"
 
 # The kubelet block a NodePool carried before v1: spec.template.spec.kubelet
 # on v1beta1, the compatibility annotation Karpenter's conversion wrote on
@@ -76,10 +80,14 @@ legacy_kubelet_path(pool) := "spec.template.spec.kubelet" if {
 
 # --- Disruption budgets -------------------------------------------------------
 
-# The problems of the object's budgets of one kind (schedule, duration,
-# pairing, reasons, nodes, list), from karpgate.budgets.problems.
+# The problems of the object's budgets, from karpgate.budgets.problems: a
+# rule, so that one evaluation computes them once for the six rules that
+# read them.
+all_budget_problems := karpgate.budgets.problems(input.object)
+
+# The problems of one kind (schedule, duration, pairing, reasons, nodes, list).
 budget_problems(kind) := [p |
-	some p in karpgate.budgets.problems(input.object)
+	some p in all_budget_problems
 	p.kind == kind
 ]
 

@@ -1,0 +1,190 @@
+package policies
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+
+	"github.com/karpgate/karpgate/budget"
+)
+
+// maxBudgetCacheEntries bounds the cache. A repository's NodePools share a
+// handful of budget lists; when more distinct lists than this pass through,
+// the cache starts over rather than growing with the input.
+const maxBudgetCacheEntries = 1024
+
+// budgetCache remembers what the budget builtins computed for one list of
+// budgets: NodePools that share their budgets (most of a repository's) and
+// the several rules that read one NodePool's budgets cost one computation.
+// An entry is keyed by the few fields the budget package reads (see
+// budgetFields), printed, so a key names exactly what the result depends
+// on. Safe for concurrent use; results are immutable Rego values shared by
+// every evaluation.
+type budgetCache struct {
+	mu      sync.Mutex
+	entries map[string]*budgetEntry
+}
+
+func newBudgetCache() *budgetCache {
+	return &budgetCache{entries: map[string]*budgetEntry{}}
+}
+
+// budgetEntry is one list of budgets, parsed once.
+type budgetEntry struct {
+	pool map[string]any // budgetFields as JSON values
+	set  *budget.Set    // nil when the budgets are unreadable
+
+	problems func() (*ast.Term, error)
+
+	mu       sync.Mutex
+	spans    map[int64]budget.Analysis // by the Monday a span starts on (Unix seconds)
+	analyses map[instantKey]*ast.Term
+}
+
+// instantKey is everything budget.Analyze's result depends on besides the
+// budgets: the Monday its span starts on and, per budget, whether it never
+// fires and whether it is never active, as of the instant.
+type instantKey struct {
+	start int64
+	flags string
+}
+
+func (k instantKey) String() string { return fmt.Sprintf("%d/%s", k.start, k.flags) }
+
+// maxSpansPerEntry bounds the weeks one entry remembers, and
+// maxAnalysesPerEntry the analyses: a long-running webhook moves into a
+// new week every Monday.
+const (
+	maxSpansPerEntry    = 4
+	maxAnalysesPerEntry = 16
+)
+
+// instant is budget.Analyze of the entry's NodePool at now, computing the
+// span of now's week once, and the key that says what the result depends on.
+func (e *budgetEntry) instant(now time.Time) (instantKey, budget.Analysis) {
+	if e.set == nil {
+		return instantKey{}, budget.Analysis{}
+	}
+	start := budget.MondayOnOrBefore(now)
+	e.mu.Lock()
+	span, ok := e.spans[start.Unix()]
+	if !ok {
+		span = e.set.AnalyzeSpan(start)
+		if len(e.spans) >= maxSpansPerEntry {
+			clear(e.spans)
+		}
+		e.spans[start.Unix()] = span
+	}
+	e.mu.Unlock()
+	a := e.set.AnalyzeAt(span, now)
+	flags := make([]byte, 0, 2*len(a.Budgets))
+	for _, b := range a.Budgets {
+		flags = append(flags, bit(b.NeverFires), bit(b.NeverActive))
+	}
+	return instantKey{start: start.Unix(), flags: string(flags)}, a
+}
+
+func bit(b bool) byte {
+	if b {
+		return '1'
+	}
+	return '0'
+}
+
+// analysis is the analysis as the rules read it.
+func (e *budgetEntry) analysis(now time.Time) (*ast.Term, error) {
+	key, a := e.instant(now)
+	e.mu.Lock()
+	t, ok := e.analyses[key]
+	e.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	t, err := valueTerm(analysisToRego(a))
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	if len(e.analyses) >= maxAnalysesPerEntry {
+		clear(e.analyses)
+	}
+	e.analyses[key] = t
+	e.mu.Unlock()
+	return t, nil
+}
+
+// evalKey keys an entry in one evaluation's builtin cache by the NodePool
+// value itself: the rules of one evaluation call the builtins with the same
+// input.object several times, and the value does not change while it runs.
+type evalKey struct{ pool ast.Object }
+
+// entry is lookup, remembered for the rest of one evaluation.
+func (c *budgetCache) entry(bctx rego.BuiltinContext, pool ast.Value) (*budgetEntry, error) {
+	obj, isObject := pool.(ast.Object)
+	if isObject && bctx.Cache != nil {
+		if e, ok := bctx.Cache.Get(evalKey{obj}); ok {
+			return e.(*budgetEntry), nil
+		}
+	}
+	e, err := c.lookup(pool)
+	if err == nil && isObject && bctx.Cache != nil {
+		bctx.Cache.Put(evalKey{obj}, e)
+	}
+	return e, err
+}
+
+// lookup returns the entry for a NodePool (as a Rego value), creating it.
+func (c *budgetCache) lookup(pool ast.Value) (*budgetEntry, error) {
+	if _, ok := pool.(ast.Object); !ok {
+		return nil, fmt.Errorf("want an object, got %s", ast.ValueName(pool))
+	}
+	key := budgetFields.appendKey(make([]byte, 0, 256), pool)
+	return c.lookupKey(string(key), pool)
+}
+
+// lookupKey is lookup with the key made.
+func (c *budgetCache) lookupKey(key string, pool ast.Value) (*budgetEntry, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[key]; ok {
+		return e, nil
+	}
+	e, err := newBudgetEntry(budgetFields.reduce(pool))
+	if err != nil {
+		return nil, err
+	}
+	if len(c.entries) >= maxBudgetCacheEntries {
+		clear(c.entries)
+	}
+	c.entries[key] = e
+	return e, nil
+}
+
+func newBudgetEntry(fields ast.Value) (*budgetEntry, error) {
+	v, err := ast.JSON(fields)
+	if err != nil {
+		return nil, err
+	}
+	pool, _ := normaliseNumbers(v).(map[string]any)
+	e := &budgetEntry{pool: pool, spans: map[int64]budget.Analysis{}, analyses: map[instantKey]*ast.Term{}}
+	if budgets, err := budget.FromNodePool(pool); err == nil {
+		e.set = budget.CompileSet(budgets)
+	}
+	e.problems = sync.OnceValues(func() (*ast.Term, error) {
+		return valueTerm(problemsToRego(budget.Problems(e.pool)))
+	})
+	return e, nil
+}
+
+// budgetFields is the part of a NodePool the budget package reads, and
+// all a budget rule may read of it (see footprint.go): apiVersion (v1beta1
+// budgets have no reasons), kind and spec.disruption.budgets, keeping
+// whatever stands in the way when spec or disruption is not an object,
+// because the package reports that.
+var (
+	budgetFieldPaths = [][]string{{"apiVersion"}, {"kind"}, {"spec", "disruption", "budgets"}}
+	budgetFields     = newProjection(budgetFieldPaths, nil)
+)

@@ -1,0 +1,110 @@
+package policies
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/karpgate/karpgate/config"
+)
+
+// TestRuleClassification pins which built-in rules the engine evaluates
+// apart: the cross-object rules (after lint has read its whole input) and
+// the rules memoized by their footprint (once per distinct fields read). A
+// rule that starts reading more than its class allows must leave the class,
+// which these cases check with user rules written to do one thing each.
+func TestRuleClassification(t *testing.T) {
+	e := newTestEngine(t, Options{})
+	var cross, memoized []string
+	for _, r := range e.catalog {
+		if r.crossObject {
+			cross = append(cross, r.ID)
+		}
+		if r.group != "" {
+			memoized = append(memoized, r.ID)
+		}
+	}
+	if want := []string{"KG501", "KG502"}; !slices.Equal(cross, want) {
+		t.Errorf("cross-object rules: got %v, want %v", cross, want)
+	}
+	// Not memoized: the waiver rules and KG406/KG407 read annotations, the
+	// update rules compare paths they compute, the mutations run apart.
+	if want := []string{"KG101", "KG102", "KG103", "KG104", "KG105", "KG106", "KG107", "KG108", "KG201", "KG202", "KG203", "KG204", "KG205", "KG206", "KG301", "KG302", "KG303", "KG304", "KG401", "KG402", "KG403", "KG404", "KG405", "KG408"}; !slices.Equal(memoized, want) {
+		t.Errorf("memoized rules: got %v, want %v", memoized, want)
+	}
+
+	rules := []struct {
+		name, body            string
+		crossObject, memoized bool
+	}{
+		{"budgets", `some b in input.object.spec.disruption.budgets; b.nodes == "0"`, false, true},
+		{"budgets via a local", `o := input.object; count(o.spec.disruption.budgets) > 3`, false, true},
+		{"problems builtin", `some p in karpgate.budgets.problems(input.object); p.kind == "nodes"`, false, true},
+		{"analyze at now", `karpgate.budgets.analyze(input.object, time.now_ns()).blocked`, false, true},
+		{"analyze at a fixed time", `karpgate.budgets.analyze(input.object, 0).blocked`, false, true},
+		{"apiVersion and kind", `input.object.kind == "NodePool"; endswith(input.object.apiVersion, "/v1")`, false, true},
+		{"spec.disruption", `input.object.spec.disruption.consolidateAfter == "0s"`, false, true},
+		{"object.get with a constant path", `object.get(input.object, ["spec", "disruption", "budgets"], []) == []`, false, true},
+		{"production", `input.production; input.object.kind == "NodePool"`, false, true},
+		{"the name", `input.object.metadata.name == "x"`, false, false},
+		{"the labels through a local", `m := input.object.metadata; m.labels.team == "x"`, false, false},
+		{"the whole object to a builtin", `is_object(input.object)`, false, false},
+		{"object.get with a computed path", `p := split("spec.disruption", "."); object.get(input.object, p, null)`, false, false},
+		{"the clock elsewhere", `time.now_ns() > 0; input.object.kind == "NodePool"`, false, false},
+		{"analyze of another object", `karpgate.budgets.analyze({"spec": input.object.spec}, time.now_ns()).blocked`, false, false},
+		{"a dynamic key", `some k; input.object[k] == "x"`, false, false},
+		{"with", `count(input.object.spec.disruption.budgets) > 0 with input.object.spec.disruption.budgets as [1]`, false, false},
+		{"a random number", `rand.intn("x", 10) > 5; input.object.kind == "NodePool"`, false, false},
+		{"the inventory", `input.inventory.objects.NodePool[input.object.metadata.name]`, true, false},
+		{"all of input", `x := input; x.object.kind == "NodePool"`, true, false},
+		{"input by a dynamic key", `some k; input[k].kind == "NodePool"`, true, false},
+	}
+	dir := t.TempDir()
+	for i, r := range rules {
+		src := "# METADATA\n# title: " + r.name + "\n# custom:\n#   id: " + testRuleID(i) + "\n#   severity: warn\n#   kinds: [NodePool]\npackage karpgate.rules.test_" + string(rune('a'+i)) + "\n\nviolation contains {\"msg\": \"x\"} if {\n\t" + r.body + "\n}\n"
+		if err := os.WriteFile(filepath.Join(dir, string(rune('a'+i))+".rego"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	user := newTestEngine(t, Options{PolicyDirs: []string{dir}})
+	for i, r := range rules {
+		rule, ok := user.catalog.Lookup(testRuleID(i))
+		if !ok {
+			t.Fatalf("%s not loaded", r.name)
+		}
+		if rule.crossObject != r.crossObject || (rule.group != "") != r.memoized {
+			t.Errorf("%s: cross-object %v, memoized %v; want %v, %v", r.name, rule.crossObject, rule.group != "", r.crossObject, r.memoized)
+		}
+	}
+	if user.CrossObjectPaths() != nil {
+		t.Error("user rules read the inventory, so cross-object evaluation must keep whole objects")
+	}
+	// Classifying must leave the compiler as it was, and memoizing must not
+	// change what rules find: the same findings as an engine that evaluates
+	// every rule together each time (but for the random one).
+	uncached := newTestEngine(t, Options{PolicyDirs: []string{dir}, evaluateEveryRuleEveryTime: true})
+	obj := map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "p"},
+		"spec": map[string]any{"disruption": map[string]any{"budgets": []any{map[string]any{"nodes": "0"}, "x", 3, map[string]any{}}}}}
+	deterministic := func(e *Engine) []string {
+		res, err := e.Evaluate(context.Background(), Request{Object: obj, Point: config.Admission})
+		if err != nil {
+			t.Fatal(err)
+		}
+		random := testRuleID(slices.IndexFunc(rules, func(r struct {
+			name, body            string
+			crossObject, memoized bool
+		}) bool {
+			return r.name == "a random number"
+		}))
+		return slices.DeleteFunc(summary(res.Findings), func(s string) bool { return strings.HasPrefix(s, random+" ") })
+	}
+	if got, want := deterministic(user), deterministic(uncached); !slices.Equal(got, want) {
+		t.Errorf("memoized rules found %v, evaluated every time %v", got, want)
+	}
+}
+
+func testRuleID(i int) string { return fmt.Sprintf("TEST%d", 100+i) }

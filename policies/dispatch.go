@@ -1,0 +1,232 @@
+package policies
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
+
+	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/internal/karpenter"
+)
+
+// queries are the engine's prepared queries, one per selection of rules.
+// Each evaluates every selected rule for the object's kind at the
+// enforcement point in one pass: data.karpgate.engine.dispatch.<selection>
+// maps a point and a kind to the rule packages to run, so disabled rules
+// and rules for other kinds, points or selections cost nothing.
+type queries struct {
+	// all is every enabled rule but the mutations: the validating webhook.
+	all rego.PreparedEvalQuery
+	// singleObject leaves out the cross-object rules: lint's pass over a
+	// stream, before it has seen the whole input.
+	singleObject rego.PreparedEvalQuery
+	// crossObject is only the cross-object rules: lint's pass once the
+	// whole input is indexed.
+	crossObject rego.PreparedEvalQuery
+	// groups evaluate the rule groups, one each, which the others leave
+	// out: the engine memoizes them by their footprint (see groups.go).
+	groups []rego.PreparedEvalQuery
+	// mutations is only the enabled admission rules that declare
+	// custom.mutates, for the mutating webhook, which would otherwise
+	// evaluate the whole set the validating webhook evaluates right after.
+	mutations rego.PreparedEvalQuery
+}
+
+// The selections of dispatch, by name in data.karpgate.engine.dispatch.
+const (
+	selectAll          = "all"
+	selectSingleObject = "singleObject"
+	selectCrossObject  = "crossObject"
+)
+
+func findingsQuery(selection string) string {
+	return fmt.Sprintf(`pkg := data.karpgate.engine.dispatch.%s[input.enforcementPoint][input.object.kind][_]; v := data.karpgate.rules[pkg].violation[_]`, selection)
+}
+
+const mutationsQuery = `pkg := data.karpgate.engine.mutations[input.object.kind][_]; v := data.karpgate.rules[pkg].violation[_]`
+
+func prepareQueries(ctx context.Context, compiler *ast.Compiler, store storage.Store, budgets *budgetCache, groups []*ruleGroup) (queries, error) {
+	prepare := func(q string) (rego.PreparedEvalQuery, error) {
+		regoOpts := append([]func(*rego.Rego){rego.Compiler(compiler), rego.Store(store), rego.Query(q)}, builtinOptions(budgets)...)
+		prepared, err := rego.New(regoOpts...).PrepareForEval(ctx)
+		if err != nil {
+			return prepared, fmt.Errorf("preparing the policy query: %w", err)
+		}
+		return prepared, nil
+	}
+	var qs queries
+	var err error
+	for _, q := range []struct {
+		into  *rego.PreparedEvalQuery
+		query string
+	}{
+		{&qs.all, findingsQuery(selectAll)},
+		{&qs.singleObject, findingsQuery(selectSingleObject)},
+		{&qs.crossObject, findingsQuery(selectCrossObject)},
+		{&qs.mutations, mutationsQuery},
+	} {
+		if *q.into, err = prepare(q.query); err != nil {
+			return qs, err
+		}
+	}
+	qs.groups = make([]rego.PreparedEvalQuery, len(groups))
+	for i, g := range groups {
+		if qs.groups[i], err = prepare(findingsQuery(g.id)); err != nil {
+			return qs, err
+		}
+	}
+	return qs, nil
+}
+
+// newStore holds the user's data plus data.karpgate: the configuration the
+// rules read and the engine's dispatch table.
+func newStore(set *policySet, cfg *config.Config, groups []*ruleGroup) (storage.Store, error) {
+	cfgJSON, err := toJSONValue(cfg)
+	if err != nil {
+		return nil, err
+	}
+	selections := map[string]func(Rule) bool{
+		selectAll:          func(r Rule) bool { return r.group == "" },
+		selectSingleObject: func(r Rule) bool { return !r.crossObject && r.group == "" },
+		selectCrossObject:  func(r Rule) bool { return r.crossObject },
+	}
+	for _, g := range groups {
+		selections[g.id] = func(r Rule) bool { return r.group == g.id }
+	}
+	dispatch := map[string]any{}
+	for name, selected := range selections {
+		byPoint := map[string]any{}
+		for _, point := range config.EnforcementPoints {
+			byKind := map[string]any{}
+			for _, k := range karpenter.Kinds {
+				keys := []any{}
+				for _, r := range set.catalog {
+					// Mutation rules run only through mutationsQuery: lint and
+					// the validating webhook have nothing to do with a patch.
+					if selected(r) && !r.Mutates && cfg.Enabled(r.ID) && r.AppliesTo(k.Kind) && r.RunsAt(point) {
+						keys = append(keys, r.key)
+					}
+				}
+				byKind[k.Kind] = keys
+			}
+			byPoint[string(point)] = byKind
+		}
+		dispatch[name] = byPoint
+	}
+	mutations := map[string]any{}
+	for _, k := range karpenter.Kinds {
+		keys := []any{}
+		for _, r := range set.catalog {
+			if r.Mutates && cfg.Enabled(r.ID) && r.AppliesTo(k.Kind) && r.RunsAt(config.Admission) {
+				keys = append(keys, r.key)
+			}
+		}
+		mutations[k.Kind] = keys
+	}
+	ids := map[string]any{}
+	for _, r := range set.catalog {
+		ids[r.ID] = true // an object, so rules look IDs up instead of scanning
+	}
+	data := map[string]any{}
+	for k, v := range set.data {
+		data[k] = v
+	}
+	data["karpgate"] = map[string]any{
+		"config": cfgJSON,
+		"engine": map[string]any{"dispatch": dispatch, "mutations": mutations, "rule_ids": ids},
+	}
+	return inmem.NewFromObjectWithOpts(data, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true)), nil
+}
+
+func toJSONValue(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	return out, json.Unmarshal(b, &out)
+}
+
+// classifyRules marks the rules that read input.inventory, through any rule
+// or function they use, and groups the rules memoized by their footprint
+// (see groups.go). It reports whether a cross-object rule is a user rule,
+// so that cross-object evaluation must keep whole objects. Reading all of
+// input (a bare `input`) counts as reading the inventory.
+func classifyRules(c *ast.Compiler, catalog Catalog, cfg *config.Config, memoize bool) (groups []*ruleGroup, userRuleReadsInventory bool) {
+	for i := range catalog {
+		r := &catalog[i]
+		ref := ast.MustParseRef(r.Package).Append(ast.StringTerm("violation"))
+		r.crossObject = readsInventory(c, c.GetRulesExact(ref))
+		if r.crossObject && !r.Builtin {
+			userRuleReadsInventory = true
+		}
+	}
+	if memoize {
+		groups = groupRules(c, catalog, cfg)
+	}
+	return groups, userRuleReadsInventory
+}
+
+// readsInventory walks the rules and everything they depend on.
+func readsInventory(c *ast.Compiler, rules []*ast.Rule) bool {
+	// A copy: the compiler's own slice must not be appended to.
+	rules = slices.Clone(rules)
+	seen := map[*ast.Rule]bool{}
+	for len(rules) > 0 {
+		r := rules[len(rules)-1]
+		rules = rules[:len(rules)-1]
+		if seen[r] {
+			continue
+		}
+		seen[r] = true
+		if ruleReadsInventory(r) {
+			return true
+		}
+		for dep := range c.Graph.Dependencies(r) {
+			if d, ok := dep.(*ast.Rule); ok {
+				rules = append(rules, d)
+			}
+		}
+	}
+	return false
+}
+
+func ruleReadsInventory(r *ast.Rule) bool {
+	found := false
+	var vis *ast.GenericVisitor
+	vis = ast.NewGenericVisitor(func(x any) bool {
+		switch v := x.(type) {
+		case ast.Ref:
+			if v[0].Equal(ast.InputRootDocument) && readsInventoryRef(v) {
+				found = true
+			}
+			for _, t := range v[1:] {
+				vis.Walk(t)
+			}
+			return true // the head of a ref is no bare input
+		case ast.Var:
+			if v.Equal(ast.InputRootDocument.Value) {
+				found = true
+			}
+		}
+		return found
+	})
+	vis.Walk(r)
+	return found
+}
+
+// readsInventoryRef: input.inventory, input[x] and input itself may read
+// the inventory; input.object and the other fields do not.
+func readsInventoryRef(ref ast.Ref) bool {
+	if len(ref) < 2 {
+		return true
+	}
+	key, ok := ref[1].Value.(ast.String)
+	return !ok || key == "inventory"
+}

@@ -1,0 +1,142 @@
+package policies
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/internal/karpenter"
+)
+
+// ruleGroup is a set of rules memoized together: everything they read
+// lies within one footprint, so the engine evaluates them on the input
+// reduced to it, once per distinct reduced input, and reuses their
+// violations for every object that agrees on it (see footprint.go).
+type ruleGroup struct {
+	id        string // "group1", ...: the group's selection in dispatch
+	footprint footprint
+	// reduced is the input as the group's rules see it: the footprint,
+	// plus what the dispatch query itself reads.
+	reduced projection
+	// applies says, per enforcement point, which kinds it has rules for.
+	applies map[config.EnforcementPoint]map[string]bool
+}
+
+// groupRules gives every rule with a memoizable footprint a group: a rule
+// joins the first group whose footprint covers its own, and the widest
+// footprints go first, so that few groups form. Mutation and cross-object
+// rules stay out.
+func groupRules(c *ast.Compiler, catalog Catalog, cfg *config.Config) []*ruleGroup {
+	type candidate struct {
+		rule int
+		fp   footprint
+	}
+	var candidates []candidate
+	for i := range catalog {
+		r := &catalog[i]
+		if r.Mutates || r.crossObject {
+			continue
+		}
+		ref := ast.MustParseRef(r.Package).Append(ast.StringTerm("violation"))
+		fp, ok := footprintOf(c, c.GetRulesExact(ref))
+		if ok && fp.memoizable() {
+			candidates = append(candidates, candidate{i, fp})
+		}
+	}
+	size := func(f footprint) int {
+		n := len(f.all()) + len(f.exists)
+		if f.budgets {
+			n += 100 // a budgets footprint covers what others cannot
+		}
+		return n
+	}
+	slices.SortStableFunc(candidates, func(a, b candidate) int { return size(b.fp) - size(a.fp) })
+	var groups []*ruleGroup
+	for _, cand := range candidates {
+		i := slices.IndexFunc(groups, func(g *ruleGroup) bool { return g.footprint.covers(cand.fp) })
+		if i < 0 {
+			g := &ruleGroup{id: "group" + strconv.Itoa(len(groups)+1), footprint: cand.fp, applies: map[config.EnforcementPoint]map[string]bool{}}
+			g.reduced = newProjection(dedupe(append(cand.fp.all(), []string{"enforcementPoint"}, []string{"object", "kind"})), cand.fp.exists)
+			groups = append(groups, g)
+			i = len(groups) - 1
+		}
+		r := &catalog[cand.rule]
+		r.group = groups[i].id
+		for _, point := range config.EnforcementPoints {
+			if groups[i].applies[point] == nil {
+				groups[i].applies[point] = map[string]bool{}
+			}
+			for _, k := range karpenter.Kinds {
+				if cfg.Enabled(r.ID) && r.AppliesTo(k.Kind) && r.RunsAt(point) {
+					groups[i].applies[point][k.Kind] = true
+				}
+			}
+		}
+	}
+	return groups
+}
+
+// maxViolationCacheEntries bounds the violations remembered: when more
+// distinct reduced inputs pass through, the cache starts over.
+const maxViolationCacheEntries = 4096
+
+// violationCache remembers groups' violations by group and reduced input.
+// Safe for concurrent use.
+type violationCache struct {
+	mu      sync.Mutex
+	entries map[string][]rawViolation
+}
+
+func newViolationCache() *violationCache {
+	return &violationCache{entries: map[string][]rawViolation{}}
+}
+
+func (c *violationCache) get(key string) ([]rawViolation, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	vs, ok := c.entries[key]
+	return vs, ok
+}
+
+func (c *violationCache) put(key string, vs []rawViolation) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) >= maxViolationCacheEntries {
+		clear(c.entries)
+	}
+	c.entries[key] = vs
+}
+
+// groupViolations evaluates a group's rules on an input, or reuses what
+// they found for an input that agrees with it on the group's footprint
+// (and, for budgets, on what karpgate.budgets.analyze makes of the instant).
+func (e *Engine) groupViolations(ctx context.Context, g *ruleGroup, query int, input ast.Object, object ast.Value, now time.Time, ref string) ([]rawViolation, error) {
+	key := g.reduced.appendKey(append(make([]byte, 0, 256), g.id...), input)
+	if g.footprint.budgets {
+		entry, err := e.budgets.lookup(object)
+		if err != nil {
+			return nil, err
+		}
+		instant, _ := entry.instant(now)
+		key = append(append(key, 2), instant.String()...)
+	}
+	if vs, ok := e.groupRuns.get(string(key)); ok {
+		return vs, nil
+	}
+	vs, err := e.violations(ctx, e.queries.groups[query], g.reduced.reduce(input), now, ref)
+	if err != nil {
+		return nil, err
+	}
+	e.groupRuns.put(string(key), vs)
+	return vs, nil
+}
+
+func (g *ruleGroup) String() string {
+	return fmt.Sprintf("%s %v budgets=%v", g.id, g.reduced, g.footprint.budgets)
+}
