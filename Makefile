@@ -170,8 +170,11 @@ fuzz: ## Every fuzz target for $(FUZZTIME) each (FUZZTIME=1m make fuzz for longe
 bin/karpgate-dev: FORCE
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/karpgate-dev
 
-run: tools bin/karpgate-dev ## A local cluster with karpgate and Karpenter on simulated nodes, until Ctrl-C.
-	bin/karpgate-dev run --assets $(ASSETS) --kubeconfig $(CURDIR)/bin/run/kubeconfig
+# RUN_FLAGS=--karpenter=false: the CRDs-only cluster, without Karpenter.
+RUN_FLAGS   ?=
+
+run: tools bin/karpgate-dev ## A local cluster with karpgate and Karpenter on simulated nodes, until Ctrl-C (RUN_FLAGS=--karpenter=false: CRDs only).
+	bin/karpgate-dev run --assets $(ASSETS) --kubeconfig $(CURDIR)/bin/run/kubeconfig $(RUN_FLAGS)
 
 clean: ## Remove build output (keeps the built control plane binaries).
 	rm -f bin/karpgate bin/karpgate-dev

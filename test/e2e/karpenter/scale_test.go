@@ -30,6 +30,7 @@ import (
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/test/karpenterstack"
 	"github.com/karpgate/karpgate/test/testenv"
+	"github.com/karpgate/karpgate/test/wait"
 )
 
 var (
@@ -108,7 +109,7 @@ func BenchmarkScale(b *testing.B) {
 	mgrCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	go func() { _ = mgr.Start(mgrCtx) }()
-	if _, err := waitStatus(mgrCtx, loop); err != nil {
+	if err := waitStatus(mgrCtx, loop); err != nil {
 		b.Fatal(err)
 	}
 	cacheBytes := heapAfterGC() - heapBefore
@@ -153,44 +154,45 @@ func BenchmarkScale(b *testing.B) {
 }
 
 // waitFleet waits until karpgate counts nodes nodes over every NodePool.
+// The limit bounds a broken run: Karpenter launching 1,000 nodes on a
+// loaded two-core machine takes many minutes.
 func waitFleet(b *testing.B, c *localcluster.Cluster, nodes int) {
-	deadline := time.Now().Add(50 * time.Minute)
-	for {
-		var r controller.StatusResponse
-		err := json.Unmarshal(httpGet(b, c.MetricsURL+deploy.StatusPath), &r)
-		counted := 0
-		for _, p := range r.NodePools {
-			counted += p.Nodes
-		}
-		if err == nil && counted == nodes {
-			return
-		}
+	counted := 0
+	err := wait.Poll(50*time.Minute, func() error {
 		if err := c.Karpenter.Running(); err != nil {
 			b.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			b.Fatalf("after 50 minutes karpgate counts %d of %d nodes (%v)", counted, nodes, err)
+		var r controller.StatusResponse
+		if err := json.Unmarshal(httpGet(b, c.MetricsURL+deploy.StatusPath), &r); err != nil {
+			return err
 		}
-		time.Sleep(5 * time.Second)
+		counted = 0
+		for _, p := range r.NodePools {
+			counted += p.Nodes
+		}
+		if counted != nodes {
+			return fmt.Errorf("karpgate counts %d of %d nodes", counted, nodes)
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatalf("the fleet did not launch: %v", err)
 	}
 }
 
 // waitStatus waits for the loop's cache to sync and computes once.
-func waitStatus(ctx context.Context, loop *controller.Loop) (int, error) {
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
+func waitStatus(ctx context.Context, loop *controller.Loop) error {
+	err := wait.Poll(wait.Patience, func() error {
 		r, err := loop.Status(ctx)
 		if err == nil && len(r.NodePools) == 0 {
 			err = errors.New("no NodePools in its cache")
 		}
-		if err == nil {
-			return len(r.NodePools), nil
-		}
-		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("the loop's cache has not synced: %w", err)
-		}
-		time.Sleep(time.Second)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("the loop's cache has not synced: %w", err)
 	}
+	return nil
 }
 
 // apiJSONBytes is the size of the JSON the API server serves for every
