@@ -17,6 +17,10 @@ KARPENTER_VERSION := v1.0.8
 KARPENTER   := $(CURDIR)/bin/karpenter/$(KARPENTER_VERSION)/karpenter
 KWOK_VERSION := v0.8.0
 KWOK        := $(CURDIR)/bin/kwok/$(KWOK_VERSION)/kwok
+# etcdctl lets tests read etcd itself (which version an object is stored at);
+# same module pins as the etcd server in hack/k8s.
+ETCDCTL_VERSION := v3.6.8
+ETCDCTL     := $(CURDIR)/bin/etcdctl/$(ETCDCTL_VERSION)/etcdctl
 HELM_VERSION := v3.22.0
 HELM        := $(CURDIR)/bin/helm/$(HELM_VERSION)/helm
 GOLANGCI_LINT_VERSION := v2.15.0
@@ -53,8 +57,10 @@ export KARPGATE_HELM := $(HELM)
 # `karpgate run` and the Karpenter e2e tests run these (test/karpenterstack).
 export KARPGATE_KARPENTER := $(KARPENTER)
 export KARPGATE_KWOK := $(KWOK)
+# The storage migration tests read etcd with this etcdctl.
+export KARPGATE_ETCDCTL := $(ETCDCTL)
 
-.PHONY: build tools helm golangci-lint peers manifests test unit e2e lint bench bench-peers load scale fuzz run clean help
+.PHONY: build tools etcdctl helm golangci-lint peers manifests test unit e2e lint bench bench-peers load scale fuzz run clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -95,6 +101,13 @@ $(KWOK):
 	@echo "building kwok $(KWOK_VERSION) from source"
 	cd hack/kwok && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ sigs.k8s.io/kwok/cmd/kwok
 
+etcdctl: $(ETCDCTL) ## Build etcdctl from source (once; cached), for the storage migration tests.
+
+$(ETCDCTL):
+	@mkdir -p $(dir $@)
+	@echo "building etcdctl $(ETCDCTL_VERSION) from source"
+	cd hack/k8s && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ go.etcd.io/etcd/etcdctl/v3
+
 helm: $(HELM) ## Build helm from the Go module proxy (once; cached), for the chart tests.
 
 $(HELM):
@@ -128,13 +141,13 @@ manifests: ## Regenerate manifests/ (kustomize base, cert-manager overlay, Helm 
 
 # build is a prerequisite so that the command the Dockerfile runs is the one
 # CI runs (test/e2e/dockerfile_test.go keeps them identical).
-test: lint tools helm build ## Lint, build, then every test: unit, fuzz seeds, e2e against a real API server.
+test: lint tools etcdctl helm build ## Lint, build, then every test: unit, fuzz seeds, e2e against a real API server.
 	$(GO) test $(RACE) -count=1 -timeout 45m $(TEST_FLAGS) ./...
 
 unit: ## Only the tests that need no API server, with the race detector.
 	$(GO) test $(RACE) -count=1 $(TEST_FLAGS) $$($(GO) list ./... | grep -v /test/e2e)
 
-e2e: tools helm ## Only the end-to-end tests, with the race detector.
+e2e: tools etcdctl helm ## Only the end-to-end tests, with the race detector.
 	$(GO) test $(RACE) -count=1 -timeout 45m $(TEST_FLAGS) ./test/e2e/...
 
 lint: $(GOLANGCI_LINT) ## go vet, gofmt, go.mod tidiness, golangci-lint (.golangci.yml) and opa fmt on the built-in rules.

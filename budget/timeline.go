@@ -164,3 +164,26 @@ func (c *Compiled) Reach(from, to time.Time) Reach {
 func (c *Compiled) NeverFires(from time.Time) bool {
 	return c.schedule != nil && c.schedule.Next(from.UTC()).IsZero()
 }
+
+// NextAllowed returns, per reason, the first instant in [now, now+horizon)
+// at which the reason allows at least one more disruption (unlimited
+// counts), assuming the nodes disrupting now are still disrupting then: now
+// itself when it allows one already, the zero time when no window within the
+// horizon allows one. `karpgate explain` says "next allows one at" with it.
+func (s *Set) NextAllowed(nodes, disrupting int, now time.Time, horizon time.Duration) (map[Reason]time.Time, error) {
+	tl, err := s.Timeline(nodes, disrupting, now, now.Add(horizon))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[Reason]time.Time, len(Reasons))
+	for _, r := range Reasons {
+		out[r] = time.Time{}
+		for _, st := range tl[r] {
+			if !st.Blocked && (st.Unlimited || st.Count > 0) {
+				out[r] = st.From
+				break
+			}
+		}
+	}
+	return out, nil
+}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -38,9 +39,14 @@ type Config struct {
 	Mutations Mutations `yaml:"mutations,omitempty" json:"mutations"`
 	// Rules holds per-rule settings keyed by rule ID.
 	Rules map[string]RuleSettings `yaml:"rules,omitempty" json:"rules,omitempty"`
+	// Timezone is the IANA time zone karpgate shows times in (`karpgate
+	// status`, `budgets`, `explain`, the SVG chart, Events, /explain).
+	// Display only: Karpenter computes budget windows in UTC. Default: UTC.
+	Timezone string `yaml:"timezone,omitempty" json:"timezone,omitempty"`
 
-	source string
-	root   *yaml.Node
+	source   string
+	root     *yaml.Node
+	location *time.Location
 }
 
 // Production says which environment values mean production and where an
@@ -155,6 +161,9 @@ func (c *Config) validate() error {
 	}
 	if c.Kind != "" && c.Kind != Kind {
 		return c.errorAt("kind", fmt.Sprintf("%q is not supported; use %s", c.Kind, Kind))
+	}
+	if err := c.validateTimezone(); err != nil {
+		return err
 	}
 	if c.KubernetesVersion != "" && !kubernetesVersionPattern.MatchString(c.KubernetesVersion) {
 		return c.errorAt("kubernetesVersion", fmt.Sprintf("%q is not a Kubernetes minor version; write it like \"1.33\"", c.KubernetesVersion))

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseRejectsUnknownKeysByPath(t *testing.T) {
@@ -38,6 +39,8 @@ func TestParseValidatesValues(t *testing.T) {
 		{"latest", "amis:\n  approvedAliasVersions:\n    al2023: [v20240807, latest]\n", `karpgate.yaml:3:25: amis.approvedAliasVersions[al2023][1]: "latest" is not a pinned version`},
 		{"full alias", "amis:\n  approvedAliasVersions:\n    al2023: [al2023@v20240807]\n", `write only the part after @`},
 		{"k8s version", "kubernetesVersion: 1.3x\n", `kubernetesVersion: "1.3x" is not a Kubernetes minor version`},
+		{"timezone", "timezone: Europe/Pariss\n", `karpgate.yaml:1:1: timezone: "Europe/Pariss" is not a time zone karpgate knows`},
+		{"timezone offset", "timezone: \"+02:00\"\n", `write an IANA name such as Europe/Paris`},
 		{"kind", "kind: ConfigMap\n", `kind: "ConfigMap" is not supported; use Config`},
 		{"type", "production: [a]\n", `karpgate.yaml: yaml: unmarshal errors`},
 		{"pin without versions", "mutations:\n  pinLatestAlias: true\n", `karpgate.yaml:2:3: mutations.pinLatestAlias: there is no version to pin @latest to`},
@@ -180,5 +183,28 @@ func TestExampleFileParses(t *testing.T) {
 	}
 	if !slices.Equal(c.AMIs.ApprovedAliasVersions["bottlerocket"], []string{"v1.20.3"}) {
 		t.Fatalf("approved versions: %v", c.AMIs.ApprovedAliasVersions)
+	}
+}
+
+func TestTimezoneIsForDisplayAndDefaultsToUTC(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"", "UTC"},
+		{"environment: prod\n", "UTC"},
+		{"timezone: Europe/Paris\n", "Europe/Paris"},
+		{"timezone: UTC\n", "UTC"},
+	} {
+		c, err := Parse("karpgate.yaml", []byte(tt.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Location().String(); got != tt.want {
+			t.Errorf("%q: Location = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+	if got := Default().Location(); got != time.UTC {
+		t.Errorf("Default().Location() = %v", got)
+	}
+	if got := (*Config)(nil).Location(); got != time.UTC {
+		t.Errorf("nil config Location = %v", got)
 	}
 }

@@ -40,7 +40,10 @@
 // This keeps budget reasons, terminationGracePeriod, consolidateAfter under
 // WhenEmptyOrUnderutilized, EC2NodeClass spec.kubelet, a non-default
 // nodeClassRef group, NodeClaim status.lastPodEventTime, the spelling of any
-// value and any unknown field. Typical objects need no record at all.
+// value and any unknown field. Typical objects that began as v1beta1 need no
+// record at all; a NodePool or NodeClaim created as v1 and read as v1beta1
+// carries one that takes back the nodeclass-reference annotation its way to
+// v1 adds (see 6).
 //
 // # Where karpgate deliberately differs from Karpenter v1.0
 //
@@ -60,9 +63,13 @@
 //     defaulted objects, would have written Never.
 //  5. A missing expireAfter or nodeClassRef stays missing, so the target
 //     version's default applies; Karpenter wrote Never and an empty reference.
-//  6. The nodeclass-reference annotation is written only when Karpenter's
-//     way back would not reproduce the v1beta1 reference (a missing kind or
-//     an apiVersion). Karpenter always wrote it, "null" included.
+//  6. The nodeclass-reference annotation keeps the v1beta1 reference's empty
+//     and unknown fields, which Karpenter's typed encoding dropped (Karpenter
+//     ignores them when it reads the annotation). Like Karpenter, karpgate
+//     writes it on every conversion of a NodePool or NodeClaim to v1, "null"
+//     when there is no reference, so that Karpenter v1.0's conversion,
+//     switched back in or left alone after karpgate is uninstalled, reads
+//     the same v1beta1 reference karpgate would.
 //  7. Compatibility annotations are honoured only while they still describe
 //     the object: a recorded nodeClassRef only while it converts to the
 //     current v1 reference; the Ubuntu steps only while amiFamily is still

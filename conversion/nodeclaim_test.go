@@ -67,7 +67,10 @@ spec: {nodeClassRef: {name: a, kind: EC2NodeClass}, requirements: []}
 			want: `
 apiVersion: karpenter.sh/v1
 kind: NodeClaim
-metadata: {name: orphan}
+metadata:
+  name: orphan
+  annotations:
+    compatibility.karpenter.sh/v1beta1-nodeclass-reference: '{"kind":"EC2NodeClass","name":"a"}'
 spec: {expireAfter: Never, nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: a}, requirements: []}
 `,
 			lookup: nodePools{"orphan": "1h"},
@@ -103,7 +106,7 @@ status: {nodeName: n}
 			in:       v1Claim,
 			want:     v1beta1Claim,
 			lookup:   nodePools{"default": "720h"},
-			restored: []string{"spec.terminationGracePeriod", "status.lastPodEventTime"},
+			restored: []string{"metadata.annotations", "spec.terminationGracePeriod", "status.lastPodEventTime"},
 		},
 		{
 			name:     "expireAfter the NodePool no longer gives is recorded, keeping the v1 spec immutable",
@@ -111,7 +114,7 @@ status: {nodeName: n}
 			in:       v1Claim,
 			want:     v1beta1Claim,
 			lookup:   nodePools{"default": "24h"},
-			restored: []string{"spec.expireAfter", "spec.terminationGracePeriod", "status.lastPodEventTime"},
+			restored: []string{"metadata.annotations", "spec.expireAfter", "spec.terminationGracePeriod", "status.lastPodEventTime"},
 		},
 	})
 }

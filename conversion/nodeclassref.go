@@ -49,29 +49,27 @@ func refToV1Beta1(ref map[string]any) {
 }
 
 // nodeClassRefToV1 converts spec.nodeClassRef of a v1beta1 NodePool template
-// or NodeClaim. Karpenter v1.0 always recorded the original reference in the
-// nodeclass-reference annotation; karpgate records it only when Karpenter's
-// way back would not reproduce it (a missing kind, an apiVersion), so that
-// Karpenter reads the same reference either way and v1 objects carry no
-// annotation they do not need.
+// or NodeClaim and records the original reference in the nodeclass-reference
+// annotation, as Karpenter v1.0 did on every conversion to v1: JSON "null"
+// when there is none. Karpenter v1.0 reads the annotation back when it
+// converts to v1beta1, so with it an object converted here reads the same
+// through Karpenter's conversion (after switching back to it, or with
+// karpgate uninstalled) as through karpgate's. Unlike Karpenter's typed
+// encoding, the payload keeps empty and unknown fields, so the way back here
+// is exact.
 func nodeClassRefToV1(obj, spec map[string]any, specPath string) error {
-	deleteAnnotation(obj, karpenter.NodeClassReferenceCompatibilityAnnotation)
 	ref, err := optMap(spec, "nodeClassRef", specPath)
-	if err != nil || ref == nil {
-		return err
-	}
-	original := copyMap(ref)
-	if err := refToV1(ref, childPath(specPath, "nodeClassRef")); err != nil {
-		return err
-	}
-	back := copyMap(ref)
-	refToV1Beta1(back)
-	if equalValues(back, original) {
-		return nil
-	}
-	payload, err := orderedJSON(original, nodeClassRefOrder)
 	if err != nil {
-		return fieldError(childPath(specPath, "nodeClassRef"), "", "cannot encode: %v", err)
+		return err
+	}
+	payload := "null"
+	if ref != nil {
+		if payload, err = orderedJSON(ref, nodeClassRefOrder); err != nil {
+			return fieldError(childPath(specPath, "nodeClassRef"), "", "cannot encode: %v", err)
+		}
+		if err := refToV1(ref, childPath(specPath, "nodeClassRef")); err != nil {
+			return err
+		}
 	}
 	return setAnnotation(obj, karpenter.NodeClassReferenceCompatibilityAnnotation, payload)
 }

@@ -61,7 +61,10 @@ spec:
 			want: `
 apiVersion: karpenter.sh/v1
 kind: NodePool
-metadata: {name: off}
+metadata:
+  name: off
+  annotations:
+    compatibility.karpenter.sh/v1beta1-nodeclass-reference: '{"kind":"EC2NodeClass","name":"a"}'
 spec:
   disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: Never}
   template: {spec: {expireAfter: Never, nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: a}}}
@@ -85,7 +88,10 @@ spec:
 			want: `
 apiVersion: karpenter.sh/v1
 kind: NodePool
-metadata: {name: empty}
+metadata:
+  name: empty
+  annotations:
+    compatibility.karpenter.sh/v1beta1-nodeclass-reference: '{"kind":"EC2NodeClass","name":"a"}'
 spec:
   disruption:
     consolidationPolicy: WhenEmpty
@@ -108,7 +114,10 @@ spec:
 			want: `
 apiVersion: karpenter.sh/v1
 kind: NodePool
-metadata: {name: d}
+metadata:
+  name: d
+  annotations:
+    compatibility.karpenter.sh/v1beta1-nodeclass-reference: '{"kind":"EC2NodeClass","name":"a"}'
 spec:
   disruption: {consolidateAfter: 0s}
   template: {spec: {expireAfter: 720h, nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: a}}}
@@ -141,6 +150,7 @@ metadata:
   name: k
   annotations:
     team: a
+    compatibility.karpenter.sh/v1beta1-nodeclass-reference: '{"kind":"EC2NodeClass","name":"a"}'
     compatibility.karpenter.sh/v1beta1-kubelet-conversion: '{"clusterDNS":["10.0.0.10"],"maxPods":110,"evictionSoft":{"memory.available":"5%"},"evictionSoftGracePeriod":{"memory.available":"1m"},"cpuCFSQuota":true,"extra":"kept"}'
 spec:
   template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: a}}}
@@ -184,7 +194,10 @@ status: {conditions: [{type: Ready, status: "True"}], resources: {cpu: "4"}}
 			want: `
 apiVersion: karpenter.sh/v1
 kind: NodePool
-metadata: {name: u}
+metadata:
+  name: u
+  annotations:
+    compatibility.karpenter.sh/v1beta1-nodeclass-reference: '{"kind":"EC2NodeClass","name":"a"}'
 spec:
   futureField: {a: 1}
   disruption: {consolidationPolicy: WhenEmpty, consolidateAfter: 1m, budgets: [{nodes: "1", extra: true}]}
@@ -199,7 +212,7 @@ status: {conditions: [{type: Ready, status: "True"}], resources: {cpu: "4"}}
 func TestNodePoolToV1Beta1(t *testing.T) {
 	runConversionCases(t, []conversionCase{
 		{
-			name: "typical v1 NodePool needs no restore annotation",
+			name: "a NodePool born v1 records only that its way back adds no nodeclass-reference annotation",
 			to:   "v1beta1",
 			in: `
 apiVersion: karpenter.sh/v1
@@ -222,6 +235,37 @@ spec:
   template:
     spec:
       nodeClassRef: {kind: EC2NodeClass, name: default}
+      requirements: []
+`,
+			restored: []string{"metadata.annotations[compatibility.karpenter.sh/v1beta1-nodeclass-reference]"},
+		},
+		{
+			name: "a NodePool converted from v1beta1 by Karpenter or karpgate needs no restore annotation",
+			to:   "v1beta1",
+			in: `
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: default
+  annotations:
+    compatibility.karpenter.sh/v1beta1-nodeclass-reference: '{"name":"default"}'
+spec:
+  disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s, budgets: [{nodes: "10%"}]}
+  template:
+    spec:
+      expireAfter: 720h
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements: []
+`,
+			want: `
+apiVersion: karpenter.sh/v1beta1
+kind: NodePool
+metadata: {name: default}
+spec:
+  disruption: {consolidationPolicy: WhenUnderutilized, expireAfter: 720h, budgets: [{nodes: "10%"}]}
+  template:
+    spec:
+      nodeClassRef: {name: default}
       requirements: []
 `,
 		},
@@ -263,6 +307,7 @@ spec:
       nodeClassRef: {kind: MyNodeClass, name: x}
 `,
 			restored: []string{
+				"metadata.annotations",
 				"spec.disruption.budgets[1]",
 				"spec.disruption.budgets[2]",
 				"spec.disruption.consolidateAfter",
@@ -289,6 +334,7 @@ spec:
   disruption: {consolidationPolicy: WhenUnderutilized, consolidateAfter: Never, expireAfter: Never}
   template: {spec: {nodeClassRef: {kind: EC2NodeClass, name: a}}}
 `,
+			restored: []string{"metadata.annotations"},
 		},
 		{
 			name: "WhenEmpty keeps consolidateAfter",
@@ -309,6 +355,7 @@ spec:
   disruption: {consolidationPolicy: WhenEmpty, consolidateAfter: 10m}
   template: {spec: {nodeClassRef: {kind: EC2NodeClass, name: a}}}
 `,
+			restored: []string{"metadata.annotations"},
 		},
 		{
 			name: "Karpenter's annotations are honoured and removed",
@@ -360,7 +407,7 @@ metadata: {name: edited}
 spec:
   template: {spec: {nodeClassRef: {kind: EC2NodeClass, name: new}}}
 `,
-			restored: []string{"metadata.annotations"},
+			restored: []string{"metadata.annotations[compatibility.karpenter.sh/v1beta1-nodeclass-reference]"},
 		},
 	})
 }

@@ -22,6 +22,10 @@ func forbiddenBuiltin(name string) (reason string, forbidden bool) {
 		return "policies may not read the environment or OPA's runtime configuration", true
 	case strings.HasPrefix(name, "providers."):
 		return "policies may not sign requests for cloud providers", true
+	case name == "strings.render_template":
+		return "a template's output has no size a policy could be held to (Limits.MaxBuiltinBytes); use sprintf", true
+	case name == "graph.reachable_paths":
+		return "the paths through a graph can grow exponentially with it; use graph.reachable", true
 	}
 	return "", false
 }

@@ -26,6 +26,8 @@ type Options struct {
 	// Now is the clock for time-dependent rules (budget windows); nil
 	// means time.Now. Tests and `lint --now` pin it.
 	Now func() time.Time
+	// Limits bound each evaluation; zero fields mean DefaultLimits.
+	Limits Limits
 
 	// evaluateEveryRuleEveryTime turns off the rule groups' memo, for tests
 	// that compare with it.
@@ -50,6 +52,7 @@ type Engine struct {
 	// what they found; see groups.go.
 	groups    []*ruleGroup
 	groupRuns *violationCache
+	limits    Limits
 }
 
 // New loads, checks and compiles the built-in rules with the user's
@@ -88,13 +91,16 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e := &Engine{
 		cfg: cfg, catalog: set.catalog, byKey: map[string]Rule{}, queries: qs, wholeObjects: wholeObjects, now: opts.Now,
-		budgets: budgets, groups: groups, groupRuns: newViolationCache(),
+		budgets: budgets, groups: groups, groupRuns: newViolationCache(), limits: opts.Limits.withDefaults(),
 	}
 	if e.now == nil {
 		e.now = time.Now
 	}
 	for _, r := range set.catalog {
 		e.byKey[r.key] = r
+	}
+	if err := e.checkCost(ctx); err != nil {
+		return nil, err
 	}
 	return e, nil
 }
@@ -227,7 +233,7 @@ type rawViolation struct {
 
 // violations evaluates one prepared query.
 func (e *Engine) violations(ctx context.Context, query rego.PreparedEvalQuery, input ast.Value, now time.Time, ref string) ([]rawViolation, error) {
-	rs, err := query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalTime(now))
+	rs, err := e.eval(ctx, query, input, now)
 	if err != nil {
 		return nil, fmt.Errorf("evaluating %s: %w", ref, err)
 	}

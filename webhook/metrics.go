@@ -8,18 +8,27 @@ import (
 // Request latency per endpoint comes from controller-runtime, which wraps
 // every registered route: controller_runtime_webhook_latency_seconds and
 // controller_runtime_webhook_requests_total, labelled by path. These add
-// what the limits do.
+// what the limits do. Every label value is a registered path or a fixed
+// word, never something a client sent.
 var (
 	rejectedRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "karpgate_webhook_rejected_requests_total",
-		Help: "Requests turned away before their handler ran, by endpoint and reason (saturated, too_large, unreadable).",
+		Help: "Requests turned away before their handler ran, by endpoint and reason (saturated, too_large, timeout, unreadable).",
 	}, []string{"endpoint", "reason"})
 	inFlight = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "karpgate_webhook_requests_in_flight",
-		Help: "Requests holding one of the --max-concurrent-requests slots.",
+		Help: "Requests whose handler is running.",
 	})
+	reservedBytes = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "karpgate_webhook_reserved_memory_bytes",
+		Help: "Memory reserved by requests in flight (body size times the route's memory factor), out of the budget --memory-limit leaves for requests.",
+	})
+	panics = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "karpgate_webhook_panics_total",
+		Help: "Handler panics turned into 500 responses, by endpoint; the panic and its stack are logged.",
+	}, []string{"endpoint"})
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(rejectedRequests, inFlight)
+	ctrlmetrics.Registry.MustRegister(rejectedRequests, inFlight, reservedBytes, panics)
 }

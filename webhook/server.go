@@ -5,14 +5,21 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"github.com/go-logr/logr"
 
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/karpgate/karpgate/internal/serving"
 )
 
 // Certificate file names inside CertDir, as cert-manager and
@@ -32,6 +39,9 @@ type Route struct {
 	// MaxBodyBytes overrides Limits.MaxBodyBytes for this route: conversion
 	// reviews carry whole lists and need more than one admission review.
 	MaxBodyBytes int64
+	// MemoryFactor is what handling one body byte costs at peak on this
+	// route; 0 means DefaultMemoryFactor.
+	MemoryFactor int
 }
 
 // Options configure a Server.
@@ -46,16 +56,28 @@ type Options struct {
 	// besides on file events; 0 keeps certwatcher's default of 10s.
 	CertReloadInterval time.Duration
 	Routes             []Route
-	// Limits bound concurrency, body size and time per request.
+	// Limits bound connections, concurrency, memory, body size and time per
+	// request.
 	Limits Limits
+	// ShutdownTimeout bounds how long Start waits, once its context ends,
+	// for requests in flight; 0 means a minute. The manager's graceful
+	// shutdown timeout bounds it too.
+	ShutdownTimeout time.Duration
+	// Log receives handler panics and the server's own errors.
+	Log logr.Logger
 }
 
 // Server serves the routes over TLS until its context ends. It is a
-// controller-runtime webhook server, so a manager runs it (on every
-// replica, leader or not) and drains it last on shutdown.
+// controller-runtime webhook server (routes registered on it are
+// instrumented, and a manager runs it on every replica and stops it last),
+// but it listens itself, through package serving, so that its connections
+// are capped.
 type Server struct {
 	ctrlwebhook.Server
-	certs *certwatcher.CertWatcher
+	certs   *certwatcher.CertWatcher
+	opts    Options
+	addr    atomic.Pointer[string]
+	started chan struct{}
 }
 
 // New checks the options and loads the certificate, so that a missing or
@@ -77,6 +99,21 @@ func New(opts Options) (*Server, error) {
 		}
 		seen[r.Path] = true
 	}
+	if opts.Port == 0 {
+		opts.Port = DefaultPort
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = time.Minute
+	}
+	limits := newLimiter(opts.Limits, opts.Log)
+	routes := make([]http.Handler, len(opts.Routes))
+	for i, r := range opts.Routes {
+		rl, err := limits.forRoute(r)
+		if err != nil {
+			return nil, err
+		}
+		routes[i] = limits.wrap(r.Path, rl, r.Handler)
+	}
 	certs, err := certwatcher.New(filepath.Join(opts.CertDir, CertFile), filepath.Join(opts.CertDir, KeyFile))
 	if err != nil {
 		return nil, fmt.Errorf("webhook: loading the serving certificate from %s: %w", opts.CertDir, err)
@@ -84,45 +121,82 @@ func New(opts Options) (*Server, error) {
 	if opts.CertReloadInterval > 0 {
 		certs = certs.WithWatchInterval(opts.CertReloadInterval)
 	}
-	port := opts.Port
-	if port == 0 {
-		port = DefaultPort
+	// Only its mux and Register are used: Register instruments each route
+	// with controller-runtime's webhook metrics.
+	webhooks := ctrlwebhook.NewServer(ctrlwebhook.Options{Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir})
+	for i, r := range opts.Routes {
+		webhooks.Register(r.Path, routes[i])
 	}
-	webhooks := ctrlwebhook.NewServer(ctrlwebhook.Options{
-		Host:    opts.Host,
-		Port:    port,
-		CertDir: opts.CertDir,
-		TLSOpts: []func(*tls.Config){func(c *tls.Config) {
-			// TLS 1.3 is negotiated whenever the client offers it.
-			c.MinVersion = tls.VersionTLS12
-			c.GetCertificate = certs.GetCertificate
-			// HTTP/1.1 only: the API server keeps connections alive
-			// either way, and HTTP/2 exposes the server to stream floods
-			// (CVE-2023-44487) that the per-request limits cannot see.
-			c.NextProtos = []string{"http/1.1"}
-		}},
-	})
-	limits := newLimiter(opts.Limits)
-	for _, r := range opts.Routes {
-		webhooks.Register(r.Path, limits.wrap(r.Path, r.MaxBodyBytes, r.Handler))
-	}
-	return &Server{Server: webhooks, certs: certs}, nil
+	return &Server{Server: webhooks, certs: certs, opts: opts, started: make(chan struct{})}, nil
 }
 
-// Start serves until ctx ends, reloading the certificate as it changes.
+// TLSConfig is the server's TLS: 1.2 at least, 1.3 whenever the client
+// offers it, the certificate from CertDir as it is now, HTTP/1.1 only. The
+// API server keeps connections alive either way, and HTTP/2 exposes the
+// server to stream floods (CVE-2023-44487) that the per-request limits
+// cannot see.
+func (s *Server) TLSConfig() *tls.Config {
+	return &tls.Config{
+		MinVersion:     tls.VersionTLS12,
+		GetCertificate: s.certs.GetCertificate,
+		NextProtos:     []string{"http/1.1"},
+	}
+}
+
+// Start serves until ctx ends, reloading the certificate as it changes,
+// then stops accepting connections and lets requests in flight finish.
 func (s *Server) Start(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	listener, err := serving.Listen("webhook server", net.JoinHostPort(s.opts.Host, strconv.Itoa(s.opts.Port)), s.opts.Limits.MaxConnections, s.TLSConfig())
+	if err != nil {
+		return err
+	}
 	watchErr := make(chan error, 1)
 	go func() { watchErr <- s.certs.Start(ctx) }()
-	err := s.Server.Start(ctx)
+	srv := serving.NewServer(s.WebhookMux(), s.opts.Log)
+	addr := listener.Addr().String()
+	s.addr.Store(&addr)
+	close(s.started)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(listener) }()
+
+	select {
+	case err = <-served: // the listener failed
+	case <-ctx.Done():
+		shutdown, stop := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
+		err = srv.Shutdown(shutdown)
+		stop()
+		if serveErr := <-served; !errors.Is(serveErr, http.ErrServerClosed) && err == nil {
+			err = serveErr
+		}
+	}
 	cancel()
 	if werr := <-watchErr; err == nil && werr != nil {
 		err = fmt.Errorf("webhook: certificate watcher: %w", werr)
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("webhook server: %w", err)
+	}
+	return nil
 }
 
-// StartedChecker reports ready once the TLS listener accepts connections
+// StartedChecker reports ready once the TLS listener completes a handshake
 // with the loaded certificate.
-func (s *Server) StartedChecker() healthz.Checker { return s.Server.StartedChecker() }
+func (s *Server) StartedChecker() healthz.Checker {
+	return func(*http.Request) error {
+		addr := s.addr.Load()
+		if addr == nil {
+			return errors.New("webhook server has not started yet")
+		}
+		d := &net.Dialer{Timeout: 10 * time.Second}
+		conn, err := tls.DialWithDialer(d, "tcp", *addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only the handshake is checked
+		if err != nil {
+			return fmt.Errorf("webhook server is not reachable: %w", err)
+		}
+		return conn.Close()
+	}
+}
+
+// Started is closed once the server listens.
+func (s *Server) Started() <-chan struct{} { return s.started }

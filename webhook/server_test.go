@@ -106,6 +106,8 @@ func TestOptionsAreChecked(t *testing.T) {
 		{"no handler", Options{CertDir: dir, Routes: []Route{{Path: "/a", Handler: nil}}}, `route "/a" needs`},
 		{"twice", Options{CertDir: dir, Routes: []Route{{Path: "/a", Handler: ok}, {Path: "/a", Handler: ok}}}, `route "/a" registered twice`},
 		{"no certificate", Options{CertDir: t.TempDir(), Routes: []Route{{Path: "/a", Handler: ok}}}, "loading the serving certificate"},
+		{"budget below one request", Options{CertDir: dir, Limits: Limits{MemoryBudget: 1000}, Routes: []Route{{Path: "/a", Handler: ok, MaxBodyBytes: 200, MemoryFactor: 6}}},
+			"route /a: one request at its 200B body limit needs 1KiB of memory, more than the 1000B budget for requests; raise the memory limit (--memory-limit)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

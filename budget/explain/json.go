@@ -12,11 +12,15 @@ import (
 // allowance has "unlimited": true and no "allowed" number.
 type (
 	jsonReport struct {
-		From       string     `json:"from"`
-		To         string     `json:"to"`
-		Nodes      int        `json:"nodes"`
-		Disrupting int        `json:"disrupting"`
-		NodePools  []jsonPool `json:"nodePools"`
+		From       string `json:"from"`
+		To         string `json:"to"`
+		Nodes      int    `json:"nodes"`
+		Disrupting int    `json:"disrupting"`
+		// Timezone is the display zone of the text and SVG outputs; JSON
+		// times stay in UTC. Shifts are its daylight-saving changes.
+		Timezone  string         `json:"timezone"`
+		Shifts    []budget.Shift `json:"shifts,omitempty"`
+		NodePools []jsonPool     `json:"nodePools"`
 	}
 	jsonPool struct {
 		Name       string                          `json:"name"`
@@ -40,6 +44,9 @@ type (
 		Reasons   *[]string `json:"reasons,omitempty"`
 		Defaulted bool      `json:"defaulted,omitempty"`
 		Note      string    `json:"note,omitempty"`
+		// LocalTime says when the windows open and close on the display
+		// clock, shifts included.
+		LocalTime string `json:"localTime,omitempty"`
 	}
 	jsonProblem struct {
 		Path    string `json:"path"`
@@ -70,7 +77,8 @@ type (
 
 // WriteJSON writes the report for scripts. Times are RFC 3339 in UTC.
 func WriteJSON(w io.Writer, r *Report) error {
-	out := jsonReport{From: stamp(r.From), To: stamp(r.To), Nodes: r.Nodes, Disrupting: r.Disrupting, NodePools: []jsonPool{}}
+	out := jsonReport{From: stamp(r.From), To: stamp(r.To), Nodes: r.Nodes, Disrupting: r.Disrupting,
+		Timezone: r.Location.String(), Shifts: r.Shifts(), NodePools: []jsonPool{}}
 	for _, p := range r.Pools {
 		out.NodePools = append(out.NodePools, toJSONPool(p, r))
 	}
@@ -86,8 +94,10 @@ func toJSONPool(p *Pool, r *Report) jsonPool {
 		jp.Error = p.ReadError.Error()
 		return jp
 	}
+	local := r.LocalEdges(p)
 	for _, b := range p.Budgets {
-		jb := jsonBudget{Index: b.Index, Nodes: b.Nodes, Schedule: b.Schedule, Duration: b.Duration, Defaulted: b.Defaulted, Note: p.BudgetNotes[b.Index]}
+		jb := jsonBudget{Index: b.Index, Nodes: b.Nodes, Schedule: b.Schedule, Duration: b.Duration, Defaulted: b.Defaulted,
+			Note: p.BudgetNotes[b.Index], LocalTime: local[b.Index]}
 		if b.Reasons != nil {
 			jb.Reasons = &b.Reasons
 		}

@@ -14,11 +14,16 @@ import (
 // Monday 2025-01-06 00:00 UTC, "now" on the Wednesday afternoon.
 func fixtureReport(t *testing.T, loc *time.Location) *Report {
 	t.Helper()
-	objects, err := manifest.ReadAll([]string{"testdata/pools.yaml", "testdata/edge-cases.yaml"}, nil)
+	return fixtureReportFrom(t, loc, time.Date(2025, 1, 6, 0, 0, 0, 0, time.UTC), "testdata/pools.yaml", "testdata/edge-cases.yaml")
+}
+
+// fixtureReportFrom explains the files over the week from from.
+func fixtureReportFrom(t *testing.T, loc *time.Location, from time.Time, files ...string) *Report {
+	t.Helper()
+	objects, err := manifest.ReadAll(files, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	from := time.Date(2025, 1, 6, 0, 0, 0, 0, time.UTC)
 	r, err := Build(objects, Options{
 		Nodes: 12, Disrupting: 1, From: from, To: from.Add(7 * 24 * time.Hour),
 		Now:      time.Date(2025, 1, 8, 14, 30, 0, 0, time.UTC),

@@ -88,9 +88,16 @@ func drawPool(b *bytes.Buffer, r *Report, p *Pool, y float64) float64 {
 	if cause := p.BlockedThroughout(); cause != "" {
 		messages = append(messages, "blocked: every reason, because "+cause)
 	}
+	for _, s := range r.Shifts() {
+		messages = append(messages, r.ShiftWords(s))
+	}
+	local := r.LocalEdges(p)
 	for _, b := range p.Budgets {
 		if note := p.BudgetNotes[b.Index]; note != "" {
 			messages = append(messages, "note: "+b.Name()+": "+note)
+		}
+		if edges := local[b.Index]; edges != "" {
+			messages = append(messages, fmt.Sprintf("local time: budgets[%d] %s", b.Index, edges))
 		}
 	}
 	for _, pr := range p.Problems {
@@ -120,6 +127,7 @@ func drawPool(b *bytes.Buffer, r *Report, p *Pool, y float64) float64 {
 		y = drawLane(b, r, p, reason, y)
 	}
 	y = drawDays(b, r, lanesTop, y)
+	drawShifts(b, r, lanesTop, y-axisHeight)
 	drawNow(b, r, lanesTop, y-axisHeight)
 	b.WriteString("</g>\n")
 	return y
@@ -237,6 +245,17 @@ func drawDays(b *bytes.Buffer, r *Report, top, bottom float64) float64 {
 	text(b, labelWidth+plotWidth, bottom+29, "range", "end", "to "+r.To.In(r.Location).Format("Mon 02 Jan 15:04"), `font-size="10" fill="#666666"`)
 	b.WriteString("</g>\n")
 	return bottom + axisHeight + 4
+}
+
+// drawShifts marks each daylight-saving change of the display zone with a
+// dotted line through the lanes, labelled with the new zone at the top.
+func drawShifts(b *bytes.Buffer, r *Report, top, axis float64) {
+	for _, s := range r.Shifts() {
+		x := xOf(r, s.At)
+		fmt.Fprintf(b, `<g class="shift"><line x1="%.2f" y1="%.2f" x2="%.2f" y2="%.2f" stroke="#6a1b9a" stroke-width="1.5" stroke-dasharray="1,3"/>`, x, top, x, axis)
+		text(b, x+3, top+9, "shift-label", "start", "→ "+s.After.Abbreviation, `font-size="10" fill="#6a1b9a"`)
+		b.WriteString("<title>" + esc(r.ShiftWords(s)) + "</title></g>\n")
+	}
 }
 
 // drawNow marks the current instant with a dashed line through the lanes,

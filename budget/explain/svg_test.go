@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // node is a generic XML element, enough to walk an SVG.
@@ -182,4 +183,39 @@ func lane(t *testing.T, root node, poolName, reason string) node {
 	}
 	t.Fatalf("no %s lane in %s", reason, poolName)
 	return node{}
+}
+
+// TestSVGMarksDaylightSavingShifts: a chart over the Paris spring shift has
+// one shift line per NodePool, at the shift instant, labelled with the new
+// zone, and says in its messages when each budget's windows open locally.
+func TestSVGMarksDaylightSavingShifts(t *testing.T) {
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := fixtureReportFrom(t, paris, time.Date(2025, 3, 24, 0, 0, 0, 0, time.UTC), "testdata/pools.yaml")
+	var out bytes.Buffer
+	if err := WriteSVG(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	var root node
+	if err := xml.Unmarshal(out.Bytes(), &root); err != nil {
+		t.Fatal(err)
+	}
+	shifts := root.find(byClass("shift"))
+	if len(shifts) != len(r.Pools) {
+		t.Fatalf("%d shift marks for %d NodePools", len(shifts), len(r.Pools))
+	}
+	wantX := xOf(r, time.Date(2025, 3, 30, 1, 0, 0, 0, time.UTC))
+	line := shifts[0].find(func(n node) bool { return n.XMLName.Local == "line" })[0]
+	if x, _ := strconv.ParseFloat(line.attr("x1"), 64); math.Abs(x-wantX) > 0.01 {
+		t.Errorf("shift line at x=%v, want %v", x, wantX)
+	}
+	if got := texts(shifts[0].find(byClass("shift-label"))); len(got) != 1 || got[0] != "→ CEST" {
+		t.Errorf("shift label = %v", got)
+	}
+	messages := strings.Join(texts(root.find(byClass("message"))), "\n")
+	if !strings.Contains(messages, "local time: budgets[0] opens 09:00 UTC is 10:00 CET until 30 March, then 11:00 CEST") {
+		t.Errorf("messages do not give the local window times:\n%s", messages)
+	}
 }

@@ -57,13 +57,21 @@ func (t *textWriter) pool(p *Pool) {
 	}
 	t.printf("  %d nodes, %d disrupting; %s to %s %s%s\n", r.Nodes, r.Disrupting,
 		t.clock(r.From, time.Time{}), t.clock(r.To, time.Time{}), zoneName(r.Location, r.From), utcNote(r.Location))
+	shifts := r.Shifts()
+	for _, s := range shifts {
+		t.printf("  %s\n", r.ShiftWords(s))
+	}
 	if len(p.Budgets) == 0 {
 		t.printf("  budgets: [] (no budget: every reason is unlimited)\n")
 	}
+	local := r.LocalEdges(p)
 	for _, b := range p.Budgets {
 		t.printf("  %s\n", b.Name())
 		if note := p.BudgetNotes[b.Index]; note != "" {
 			t.printf("    note: %s\n", note)
+		}
+		if edges := local[b.Index]; edges != "" {
+			t.printf("    local time: %s\n", edges)
 		}
 	}
 	if len(p.Problems) > 0 {
@@ -87,12 +95,17 @@ func (t *textWriter) pool(p *Pool) {
 			continue
 		}
 		t.printf("  %s\n", reason)
+		next := 0 // the next shift to call out, after the stretch it falls in
 		for _, s := range stretches {
 			span := "whole range"
 			if len(stretches) > 1 {
 				span = t.clock(s.From, time.Time{}) + " → " + t.clock(s.To, s.From)
 			}
 			t.printf("    %-36s %-9s  %s\n", span, s.String(), p.Why(reason, s.Allowance, r.Nodes, r.Disrupting))
+			for ; len(stretches) > 1 && next < len(shifts) && shifts[next].At.Before(s.To); next++ {
+				sh := shifts[next]
+				t.printf("    ~ clocks change %s within the stretch above: %s, %s\n", t.clock(sh.At, time.Time{}), sh.After.Abbreviation, budget.UTCOffset(sh.After.Offset))
+			}
 		}
 	}
 }

@@ -2,8 +2,6 @@ package manifests
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -218,9 +216,4 @@ func splitPath(path string) []any {
 		out[i] = p
 	}
 	return out
-}
-
-func shortHash(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:3])
 }

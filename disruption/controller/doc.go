@@ -11,8 +11,14 @@
 // same kinds, and the trims must apply whatever options the manager's cache
 // was built with.
 //
+// Pods are the bulk of a large cluster's objects: the cache holds a view of
+// each (see state.Pod, about a kilobyte with its index entries) and looks
+// at a node's pods only when they can stop a disruption: on drifted nodes
+// for status, on the one node /explain is asked about.
+//
 // Permissions the loop needs: get, list and watch on nodepools and nodeclaims
-// (karpenter.sh), ec2nodeclasses (karpenter.k8s.aws) and nodes; patch on
-// nodepools, only for the rollout guard; create and patch on events
+// (karpenter.sh), ec2nodeclasses (karpenter.k8s.aws), nodes, pods and
+// poddisruptionbudgets (policy); patch on nodepools, only for the rollout
+// guard and its cluster-wide freeze; create and patch on events
 // (events.k8s.io); and the manager's leases for leader election.
 package controller

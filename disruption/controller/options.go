@@ -21,6 +21,10 @@ type Options struct {
 	Name string
 	// Guard configures the rollout guard.
 	Guard GuardOptions
+	// Location is the time zone Events and /explain write times in
+	// (karpgate.yaml's timezone, which may change while serving). Default:
+	// UTC. Display only: budgets are computed in UTC.
+	Location func() *time.Location
 }
 
 // GuardOptions configure the rollout guard.
@@ -33,6 +37,11 @@ type GuardOptions struct {
 	// ReadyTimeout is how long a NodeClaim launched during a drift rollout
 	// may go without a Ready Node. Default: DefaultReadyTimeout.
 	ReadyTimeout time.Duration
+	// FreezeAfter trips a cluster-wide freeze when the guard holds this
+	// many NodePools at once: every NodePool gets the freeze budget, as
+	// `karpgate freeze --all` adds it, and only `karpgate resume` lifts it.
+	// 0 (the default) never trips.
+	FreezeAfter int
 }
 
 // Defaults.
@@ -53,6 +62,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Guard.ReadyTimeout <= 0 {
 		o.Guard.ReadyTimeout = DefaultReadyTimeout
+	}
+	if o.Location == nil {
+		o.Location = func() *time.Location { return time.UTC }
 	}
 	return o
 }

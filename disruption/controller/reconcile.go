@@ -69,7 +69,7 @@ func (r *reconciler) emit(np *state.NodePool, st status.NodePool) {
 	if seen {
 		base = &prev
 	}
-	for _, e := range disruptionevents.Diff(base, st) {
+	for _, e := range disruptionevents.Diff(base, st, r.opts.Location()) {
 		r.recorder.Eventf(np, nil, e.Type, e.Reason, e.Action, "%s", e.Note)
 	}
 }
@@ -82,7 +82,8 @@ func (r *reconciler) runGuard(ctx context.Context, pool state.Pool, st status.No
 		return time.Time{}, nil // an unreadable record: the status says so, people decide
 	}
 	if !r.opts.Guard.Enabled {
-		if st.Guard.Marker == nil {
+		// A freeze is people's to lift, whether the guard is on or off.
+		if st.Guard.Marker == nil || st.Guard.Marker.Frozen() {
 			return time.Time{}, nil
 		}
 		outcome, _, err := guard.Release(ctx, r.direct, name, now)
@@ -108,7 +109,7 @@ func (r *reconciler) runGuard(ctx context.Context, pool state.Pool, st status.No
 		return time.Time{}, fmt.Errorf("holding the drift rollout of NodePool %s: %w", name, err)
 	}
 	log.FromContext(ctx).Info("rollout guard holds drift", "nodepool", name, "reason", reason)
-	return time.Time{}, nil
+	return time.Time{}, r.freezeClusterIfTripped(ctx, name, now)
 }
 
 func requeueAfter(st status.NodePool, wake, now time.Time) time.Duration {
@@ -137,6 +138,19 @@ func readPool(ctx context.Context, c client.Reader, name string) (state.Pool, er
 		return state.Pool{}, err
 	}
 	pool := state.Pool{NodePool: np, NodeClaims: pointers(claims.Items), Nodes: pointers(nodes.Items), NodeClasses: map[string]*state.EC2NodeClass{}}
+	// The pods of drifted nodes say whether the rollout can replace them.
+	drifted := state.DriftedNodeNames(pool.NodeClaims, pool.Nodes)
+	var err error
+	if pool.Pods, err = state.PodsOn(ctx, c, drifted); err != nil {
+		return state.Pool{}, err
+	}
+	if len(drifted) > 0 {
+		var pdbs state.PodDisruptionBudgetList
+		if err := c.List(ctx, &pdbs, client.UnsafeDisableDeepCopy); err != nil {
+			return state.Pool{}, err
+		}
+		pool.PDBs = state.GroupPDBs(pointers(pdbs.Items))
+	}
 	for _, className := range pool.NodeClassNames() {
 		class := &state.EC2NodeClass{}
 		err := c.Get(ctx, client.ObjectKey{Name: className}, class)

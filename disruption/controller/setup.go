@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
@@ -35,10 +36,16 @@ type Loop struct {
 // the leader only. The manager's own scheme and cache are left alone.
 func Setup(mgr manager.Manager, opts Options) (*Loop, error) {
 	opts = opts.withDefaults()
-	cl, err := cluster.New(mgr.GetConfig(), func(o *cluster.Options) {
+	cfg := state.RESTConfig(mgr.GetConfig())
+	cl, err := cluster.New(cfg, func(o *cluster.Options) {
 		o.Scheme = state.NewScheme()
 		o.Logger = mgr.GetLogger().WithName(opts.Name)
-		o.Cache = cache.Options{DefaultTransform: state.Trim}
+		o.Cache = cache.Options{
+			DefaultTransform: state.Trim,
+			// Only pods bound to a node and still running can block a
+			// disruption: the API server filters the rest out of the watch.
+			ByObject: map[client.Object]cache.ByObject{&state.Pod{}: {Field: boundActivePods}},
+		}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the disruption loop's cache: %w", err)
@@ -56,14 +63,14 @@ func Setup(mgr manager.Manager, opts Options) (*Loop, error) {
 	}
 	// Informers registered now start with the cache on every replica, so a
 	// follower's /status answers from a synced cache too.
-	for _, obj := range []client.Object{&state.NodePool{}, &state.NodeClaim{}, &state.EC2NodeClass{}, &corev1.Node{}} {
+	for _, obj := range []client.Object{&state.NodePool{}, &state.NodeClaim{}, &state.EC2NodeClass{}, &corev1.Node{}, &state.Pod{}, &state.PodDisruptionBudget{}} {
 		if _, err := cl.GetCache().GetInformer(context.Background(), obj); err != nil {
 			return nil, fmt.Errorf("watching %T: %w", obj, err)
 		}
 	}
 	// Guard patches read the NodePool live and write it whole-list, so they
 	// must not go through the cache.
-	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: cl.GetScheme(), Mapper: cl.GetRESTMapper(), HTTPClient: cl.GetHTTPClient()})
+	direct, err := client.New(cfg, client.Options{Scheme: cl.GetScheme(), Mapper: cl.GetRESTMapper(), HTTPClient: cl.GetHTTPClient()})
 	if err != nil {
 		return nil, err
 	}
@@ -93,12 +100,21 @@ func Setup(mgr manager.Manager, opts Options) (*Loop, error) {
 		WatchesRawSource(nodeClaimSource(cl)).
 		WatchesRawSource(nodeSource(cl)).
 		WatchesRawSource(nodeClassSource(cl)).
+		WatchesRawSource(podSource(cl)).
+		WatchesRawSource(pdbSource(cl)).
 		Complete(r)
 	if err != nil {
 		return nil, fmt.Errorf("building the disruption controller: %w", err)
 	}
 	return &Loop{cluster: cl, opts: opts, elected: mgr.Elected()}, nil
 }
+
+// boundActivePods selects the pods the loop caches.
+var boundActivePods = fields.AndSelectors(
+	fields.OneTermNotEqualSelector(state.PodNodeNameField, ""),
+	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded)),
+	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)),
+)
 
 // requireKinds fails early, and by name, when the cluster does not serve
 // Karpenter's v1 kinds: otherwise the controller would wait for caches that

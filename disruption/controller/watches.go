@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -42,8 +43,18 @@ func addIndexes(ctx context.Context, idx client.FieldIndexer) error {
 	}); err != nil {
 		return err
 	}
-	return idx.IndexField(ctx, &state.NodePool{}, indexNodeClass, func(o client.Object) []string {
+	if err := idx.IndexField(ctx, &state.NodePool{}, indexNodeClass, func(o client.Object) []string {
 		return classIndex(o.(*state.NodePool).Spec.Template.Spec.NodeClassRef)
+	}); err != nil {
+		return err
+	}
+	// Named as the API server's field, so that state.PodsOn lists a node's
+	// pods the same way from the cache and from the API server.
+	return idx.IndexField(ctx, &state.Pod{}, state.PodNodeNameField, func(o client.Object) []string {
+		if n := o.(*state.Pod).Spec.NodeName; n != "" {
+			return []string{n}
+		}
+		return nil
 	})
 }
 
@@ -91,6 +102,60 @@ func byPoolLabel[T client.Object](_ context.Context, o T) []reconcile.Request {
 		return []reconcile.Request{request(p)}
 	}
 	return nil
+}
+
+// podSource wakes the NodePool of the pod's node: a pod that starts or stops
+// blocking eviction changes how many drifted nodes are held by their pods.
+func podSource(cl cluster.Cluster) source.TypedSource[reconcile.Request] {
+	reader := cl.GetClient()
+	return source.Kind(cl.GetCache(), &state.Pod{},
+		handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, p *state.Pod) []reconcile.Request {
+			return poolsOfNodes(ctx, reader, p.Spec.NodeName)
+		}), changed[*state.Pod]())
+}
+
+// pdbSource wakes the NodePools of the nodes running pods the budget
+// selects: its disruptionsAllowed reaching or leaving zero changes them.
+func pdbSource(cl cluster.Cluster) source.TypedSource[reconcile.Request] {
+	reader := cl.GetClient()
+	return source.Kind(cl.GetCache(), &state.PodDisruptionBudget{},
+		handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, b *state.PodDisruptionBudget) []reconcile.Request {
+			sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
+			if err != nil || b.Spec.Selector == nil {
+				return nil
+			}
+			var pods state.PodList
+			if err := reader.List(ctx, &pods, client.InNamespace(b.Namespace), client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy); err != nil {
+				return nil
+			}
+			nodes := make([]string, 0, len(pods.Items))
+			for _, p := range pods.Items {
+				nodes = append(nodes, p.Spec.NodeName)
+			}
+			return poolsOfNodes(ctx, reader, nodes...)
+		}), changed[*state.PodDisruptionBudget]())
+}
+
+// poolsOfNodes maps node names to reconcile requests for their NodePools.
+func poolsOfNodes(ctx context.Context, reader client.Reader, names ...string) []reconcile.Request {
+	pools := map[string]bool{}
+	for _, name := range names {
+		if name == "" {
+			continue
+		}
+		node := &corev1.Node{}
+		if err := reader.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+			continue
+		}
+		if p := node.Labels[karpenter.NodePoolLabel]; p != "" {
+			pools[p] = true
+		}
+	}
+	out := make([]reconcile.Request, 0, len(pools))
+	for p := range pools {
+		out = append(out, request(p))
+	}
+	return out
 }
 
 // nodeClassSource wakes every NodePool whose template or NodeClaims use the

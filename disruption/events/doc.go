@@ -1,7 +1,7 @@
 // Package events decides which Kubernetes Events a NodePool gets by
 // comparing two of its statuses: a reason's window opening or closing,
 // budgets becoming invalid or valid again, a drift rollout starting or
-// finishing, the rollout guard holding or lifting. Nothing is said when
+// finishing, the rollout guard holding or lifting, drift frozen or unfrozen. Nothing is said when
 // nothing changed, so the loop can compare on every reconcile.
 //
 // A window is "closed" for a reason when its binding budgets allow zero

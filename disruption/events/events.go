@@ -23,6 +23,8 @@ const (
 	DriftFinished  = "DriftFinished"
 	GuardHeld      = "RolloutGuardHeld"
 	GuardLifted    = "RolloutGuardLifted"
+	DriftFrozen    = "DriftFrozen"
+	DriftUnfrozen  = "DriftUnfrozen"
 	actionBudgets  = "EvaluateBudgets"
 	actionDrift    = "TrackDrift"
 	actionGuarding = "GuardRollout"
@@ -42,8 +44,9 @@ const MaxNoteLength = 1024
 // Diff returns the events that the change from prev to cur deserves. prev is
 // nil when the NodePool was not seen before (the loop just started or became
 // leader): then only invalid budgets are reported, since nothing is known to
-// have changed.
-func Diff(prev *status.NodePool, cur status.NodePool) []Event {
+// have changed. Instants are written in UTC, with their reading in loc
+// (karpgate.yaml's timezone) when that is not UTC.
+func Diff(prev *status.NodePool, cur status.NodePool, loc *time.Location) []Event {
 	var out []Event
 	if prev == nil {
 		if cur.Blocked() {
@@ -56,10 +59,10 @@ func Diff(prev *status.NodePool, cur status.NodePool) []Event {
 		out = append(out, invalid(cur))
 	case !cur.Blocked() && prev.Blocked():
 		out = append(out, Event{corev1.EventTypeNormal, BudgetValid, actionBudgets,
-			"Budgets are valid again; " + allowedNote(cur)})
+			"Budgets are valid again; " + allowedNote(cur, loc)})
 	}
 	if !cur.Blocked() && !prev.Blocked() {
-		out = append(out, windows(*prev, cur)...)
+		out = append(out, windows(*prev, cur, loc)...)
 	}
 	out = append(out, driftChanges(*prev, cur)...)
 	return capNotes(append(out, guardChanges(*prev, cur)...))
@@ -87,7 +90,7 @@ func invalid(cur status.NodePool) Event {
 
 func closed(a budget.Allowance) bool { return !a.Unlimited && (a.Blocked || a.Limit == 0) }
 
-func windows(prev, cur status.NodePool) []Event {
+func windows(prev, cur status.NodePool, loc *time.Location) []Event {
 	var opened, shut []string
 	for _, r := range budget.Reasons {
 		was, is := closed(prev.Allowed[r]), closed(cur.Allowed[r])
@@ -101,17 +104,17 @@ func windows(prev, cur status.NodePool) []Event {
 	var out []Event
 	if len(opened) > 0 {
 		out = append(out, Event{corev1.EventTypeNormal, WindowOpened, actionBudgets,
-			fmt.Sprintf("%s disruptions allowed again; %s", strings.Join(opened, ", "), allowedNote(cur))})
+			fmt.Sprintf("%s disruptions allowed again; %s", strings.Join(opened, ", "), allowedNote(cur, loc))})
 	}
 	if len(shut) > 0 {
 		out = append(out, Event{corev1.EventTypeNormal, WindowClosed, actionBudgets,
-			fmt.Sprintf("%s disruptions no longer allowed; %s", strings.Join(shut, ", "), allowedNote(cur))})
+			fmt.Sprintf("%s disruptions no longer allowed; %s", strings.Join(shut, ", "), allowedNote(cur, loc))})
 	}
 	return out
 }
 
 // allowedNote summarises the allowances and the next change.
-func allowedNote(p status.NodePool) string {
+func allowedNote(p status.NodePool, loc *time.Location) string {
 	parts := make([]string, len(budget.Reasons))
 	for i, r := range budget.Reasons {
 		parts[i] = fmt.Sprintf("%s=%s", r, p.Allowed[r])
@@ -123,6 +126,9 @@ func allowedNote(p status.NodePool) string {
 			names[i] = string(r)
 		}
 		note += fmt.Sprintf("; next change of %s at %s", strings.Join(names, ", "), at.UTC().Format(time.RFC3339))
+		if loc != nil && loc != time.UTC {
+			note += " (" + at.In(loc).Format("Mon 15:04 MST") + "; Karpenter computes in UTC)"
+		}
 	}
 	return note
 }
@@ -148,6 +154,12 @@ func byReason(p status.NodePool) string {
 
 func guardChanges(prev, cur status.NodePool) []Event {
 	switch {
+	case !prev.Guard.Held && cur.Guard.Frozen:
+		return []Event{{corev1.EventTypeWarning, DriftFrozen, actionGuarding,
+			fmt.Sprintf("karpgate added budget spec.disruption.budgets[%d] {nodes: \"0\", reasons: [Drifted]} to freeze drift: %s; run `karpgate resume %s` (or `karpgate resume --all`) to lift it",
+				cur.Guard.Marker.Index, cur.Guard.Marker.Reason, cur.Name)}}
+	case prev.Guard.Frozen && !cur.Guard.Held:
+		return []Event{{corev1.EventTypeNormal, DriftUnfrozen, actionGuarding, "Drift is no longer frozen"}}
 	case !prev.Guard.Held && cur.Guard.Held:
 		return []Event{{corev1.EventTypeWarning, GuardHeld, actionGuarding,
 			fmt.Sprintf("karpgate added budget spec.disruption.budgets[%d] {nodes: \"0\", reasons: [Drifted]} to hold the drift rollout: %s; run `karpgate resume %s` to lift it",

@@ -53,6 +53,10 @@ func held(p *status.NodePool) {
 	p.Guard = status.Guard{Held: true, Marker: &guard.Marker{Index: 2, Reason: "stuck"}}
 }
 
+func frozen(p *status.NodePool) {
+	p.Guard = status.Guard{Held: true, Frozen: true, Marker: &guard.Marker{Index: 1, Reason: "bad AMI", By: guard.ByFreeze}}
+}
+
 func TestDiffSaysOnlyWhatChanged(t *testing.T) {
 	closedDrift := allowed(budget.Drifted, budget.Allowance{Count: 0, Limit: 0, Binding: []int{1}})
 	tests := []struct {
@@ -81,11 +85,13 @@ func TestDiffSaysOnlyWhatChanged(t *testing.T) {
 		{"drift finishes", ptr(base(driftedN(1))), base(), []string{DriftFinished}, nil},
 		{"the guard holds", ptr(base()), base(held), []string{GuardHeld}, []string{"budgets[2]", "karpgate resume default"}},
 		{"the guard lifts", ptr(base(held)), base(), []string{GuardLifted}, nil},
+		{"a freeze", ptr(base()), base(frozen), []string{DriftFrozen}, []string{"budgets[1]", "freeze drift: bad AMI", "karpgate resume --all"}},
+		{"the freeze lifts", ptr(base(frozen)), base(), []string{DriftUnfrozen}, nil},
 		{"several at once, in a stable order", ptr(base()), base(closedDrift, driftedN(1), held), []string{WindowClosed, DriftStarted, GuardHeld}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Diff(tt.prev, tt.cur)
+			got := Diff(tt.prev, tt.cur, nil)
 			var reasons []string
 			for _, e := range got {
 				reasons = append(reasons, e.Reason)
@@ -118,8 +124,31 @@ func ptr(p status.NodePool) *status.NodePool { return &p }
 
 func TestDiffKeepsNotesWithinTheAPILimit(t *testing.T) {
 	long := strings.Repeat("é", MaxNoteLength)
-	got := Diff(nil, base(invalidBudgets(long)))
+	got := Diff(nil, base(invalidBudgets(long)), nil)
 	if len(got) != 1 || len(got[0].Note) > MaxNoteLength || !strings.HasSuffix(got[0].Note, "...") || !utf8.ValidString(got[0].Note) {
 		t.Errorf("note of %d bytes: %q...", len(got[0].Note), got[0].Note[:40])
+	}
+}
+
+// TestDiffReadsNextChangeInTheDisplayZone: the instant stays RFC 3339 UTC
+// (scripts parse it) and its local reading follows.
+func TestDiffReadsNextChangeInTheDisplayZone(t *testing.T) {
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := t0.Add(8 * time.Hour)
+	withNext := func(p *status.NodePool) {
+		p.NextChange[budget.Drifted] = status.Change{At: &next, To: &budget.Allowance{Unlimited: true}}
+	}
+	closedDrift := allowed(budget.Drifted, budget.Allowance{Binding: []int{1}})
+	for loc, want := range map[*time.Location]string{
+		nil:   "next change of Drifted at 2026-01-05T17:00:00Z",
+		paris: "next change of Drifted at 2026-01-05T17:00:00Z (Mon 18:00 CET; Karpenter computes in UTC)",
+	} {
+		got := Diff(ptr(base()), base(closedDrift, withNext), loc)
+		if len(got) != 1 || !strings.HasSuffix(got[0].Note, want) {
+			t.Errorf("in %v: %+v, want a note ending %q", loc, got, want)
+		}
 	}
 }

@@ -1,7 +1,11 @@
 // Package guard is karpgate's rollout guard: when NodeClaims launched during
 // a drift rollout do not get a Ready Node in time, it holds the rollout by
 // adding the budget {nodes: "0", reasons: [Drifted]} to the NodePool, and it
-// lifts the hold again on request.
+// lifts the hold again on request. A freeze (`karpgate freeze`, or the
+// guard's cluster-wide trip) is the same budget and record, marked
+// "by": "freeze", added to many NodePools at once (FreezeAll) and lifted
+// only by people (ResumeAll); records without the mark, including every
+// one written before freezes existed, are the guard's own holds.
 //
 // Budgets carry no metadata, so the NodePool's karpgate.io/rollout-guard
 // annotation records the exact budget added and its index. Lifting removes

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -214,4 +215,52 @@ func FuzzLift(f *testing.F) {
 			t.Fatalf("removed more than index %d: %s -> %s", m.Index, before, afterJSON)
 		}
 	})
+}
+
+func TestFreezeIsTheSameBudgetMarkedAsAFreeze(t *testing.T) {
+	np := nodePool(t, `[{"nodes":"10%"}]`, nil)
+	m, err := Freeze(np, t0, "bad AMI")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := budgetsJSON(t, np), `[{"nodes":"10%"},`+userZeroDrift+`]`; got != want {
+		t.Errorf("budgets = %s, want %s", got, want)
+	}
+	read, err := ReadMarker(np.GetAnnotations())
+	if err != nil || !read.Frozen() || read.Holder() != "a freeze" || !reflect.DeepEqual(read, m) {
+		t.Errorf("marker = %+v (%v)", read, err)
+	}
+	if _, err := Freeze(np, t0, "again"); !errors.Is(err, ErrHeld) {
+		t.Errorf("freezing a frozen NodePool: %v, want ErrHeld", err)
+	}
+	if _, err := Hold(np, t0, "guard"); !errors.Is(err, ErrHeld) || !strings.Contains(err.Error(), "a freeze holds it since 2026-01-05T09:00:00Z") {
+		t.Errorf("the guard holding a frozen NodePool: %v", err)
+	}
+	outcome, lifted, err := Lift(np, t0.Add(time.Hour))
+	if err != nil || outcome != Removed || !lifted.Frozen() || budgetsJSON(t, np) != `[{"nodes":"10%"}]` {
+		t.Errorf("lifting the freeze: %s %+v %v, budgets %s", outcome, lifted, err, budgetsJSON(t, np))
+	}
+}
+
+// TestRecordsWrittenBeforeFreezesAreGuardHolds: a record of an older
+// karpgate (no "by") is recognised, read as the rollout guard's, and lifted.
+func TestRecordsWrittenBeforeFreezesAreGuardHolds(t *testing.T) {
+	const older = `{"budget":{"nodes":"0","reasons":["Drifted"]},"index":1,"since":"2026-01-04T10:00:00Z","reason":"1 NodeClaim(s) launched during the drift rollout have no Ready Node after 15m0s: a-1"}`
+	np := nodePool(t, `[{"nodes":"10%"},`+userZeroDrift+`]`, map[string]string{karpenter.RolloutGuardAnnotation: older})
+	m, err := ReadMarker(np.GetAnnotations())
+	if err != nil || m == nil || m.Frozen() || m.Holder() != "the rollout guard" || m.Index != 1 {
+		t.Fatalf("older record = %+v (%v)", m, err)
+	}
+	outcome, _, err := Lift(np, t0)
+	if err != nil || outcome != Removed || budgetsJSON(t, np) != `[{"nodes":"10%"}]` {
+		t.Errorf("lifting an older record: %s %v, budgets %s", outcome, err, budgetsJSON(t, np))
+	}
+	// A guard hold written now has the same shape: no "by".
+	fresh := nodePool(t, `[]`, nil)
+	if _, err := Hold(fresh, t0, "stuck"); err != nil {
+		t.Fatal(err)
+	}
+	if record := fresh.GetAnnotations()[karpenter.RolloutGuardAnnotation]; strings.Contains(record, `"by"`) {
+		t.Errorf("a guard record carries by: %s", record)
+	}
 }

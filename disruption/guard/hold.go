@@ -31,14 +31,27 @@ var ErrAmbiguous = errors.New("karpgate cannot tell its budget from yours")
 var budgetsPath = []string{"spec", "disruption", "budgets"}
 
 // Hold appends the guard's budget to the NodePool and records it. It fails,
-// changing nothing, when the guard already holds the NodePool or the budgets
+// changing nothing, when karpgate already holds the NodePool or the budgets
 // cannot be read.
 func Hold(np *unstructured.Unstructured, now time.Time, reason string) (*Marker, error) {
+	return hold(np, now, reason, "")
+}
+
+// Freeze is Hold for `karpgate freeze`: the same budget and record, marked
+// as a freeze so that only a person lifts it.
+func Freeze(np *unstructured.Unstructured, now time.Time, reason string) (*Marker, error) {
+	return hold(np, now, reason, ByFreeze)
+}
+
+// ErrHeld is returned when karpgate already holds the NodePool.
+var ErrHeld = errors.New("karpgate already holds it")
+
+func hold(np *unstructured.Unstructured, now time.Time, reason, by string) (*Marker, error) {
 	if m, err := ReadMarker(np.GetAnnotations()); err != nil || m != nil {
 		if err != nil {
 			return nil, fmt.Errorf("NodePool %s: %w", np.GetName(), err)
 		}
-		return nil, fmt.Errorf("NodePool %s: the rollout guard already holds it since %s", np.GetName(), m.Since.Format(time.RFC3339))
+		return nil, fmt.Errorf("NodePool %s: %w: %s holds it since %s", np.GetName(), ErrHeld, m.Holder(), m.Since.Format(time.RFC3339))
 	}
 	budgets, found, err := unstructured.NestedSlice(np.Object, budgetsPath...)
 	if err != nil {
@@ -49,7 +62,7 @@ func Hold(np *unstructured.Unstructured, now time.Time, reason string) (*Marker,
 		// would silently drop the implicit 10% default.
 		return nil, fmt.Errorf("NodePool %s: spec.disruption.budgets is missing, so the NodePool is not a defaulted v1 object; karpgate adds no budget to it", np.GetName())
 	}
-	m := &Marker{Budget: HoldBudget(), Index: len(budgets), Since: now.UTC().Truncate(time.Second), Reason: reason}
+	m := &Marker{Budget: HoldBudget(), Index: len(budgets), Since: now.UTC().Truncate(time.Second), Reason: reason, By: by}
 	record, err := json.Marshal(m)
 	if err != nil {
 		return nil, err

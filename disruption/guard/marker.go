@@ -18,6 +18,26 @@ type Marker struct {
 	Since time.Time `json:"since"`
 	// Reason says, for people, why the rollout was held.
 	Reason string `json:"reason"`
+	// By is ByFreeze when `karpgate freeze` (or the guard's cluster-wide
+	// trip) added the budget; empty for the rollout guard's own hold, which
+	// is how every record written before freezes existed reads.
+	By string `json:"by,omitempty"`
+}
+
+// ByFreeze marks a freeze: people lift it (`karpgate resume`), never the
+// loop, whether the rollout guard is on or off.
+const ByFreeze = "freeze"
+
+// Frozen reports whether the hold is a freeze rather than the rollout
+// guard's own hold of one NodePool.
+func (m *Marker) Frozen() bool { return m != nil && m.By == ByFreeze }
+
+// Holder names who holds, for messages: "the rollout guard" or "a freeze".
+func (m *Marker) Holder() string {
+	if m.Frozen() {
+		return "a freeze"
+	}
+	return "the rollout guard"
 }
 
 // HoldBudget is the budget the guard adds: no drift disruptions at all,

@@ -15,20 +15,33 @@ import (
 
 // Engage holds the NodePool's drift rollout, reading the NodePool live from
 // c (never from a cache: the patch must start from the newest version).
-// It returns the marker, or nil when the guard already held the NodePool.
+// It returns the marker, or nil when karpgate already held the NodePool.
 func Engage(ctx context.Context, c client.Client, name string, now time.Time, reason string) (*Marker, error) {
-	var added *Marker
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		added = nil
+	added, _, err := apply(ctx, c, name, func(np *unstructured.Unstructured) (*Marker, error) { return Hold(np, now, reason) })
+	return added, err
+}
+
+// FreezeNodePool adds a freeze to the NodePool, live as Engage does. It
+// returns the new marker, or the one already there (and nil) when karpgate
+// already held the NodePool.
+func FreezeNodePool(ctx context.Context, c client.Client, name string, now time.Time, reason string) (added, existing *Marker, err error) {
+	return apply(ctx, c, name, func(np *unstructured.Unstructured) (*Marker, error) { return Freeze(np, now, reason) })
+}
+
+// apply adds a hold with add unless karpgate already holds the NodePool.
+func apply(ctx context.Context, c client.Client, name string, add func(*unstructured.Unstructured) (*Marker, error)) (added, existing *Marker, err error) {
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		added, existing = nil, nil
 		live, err := getNodePool(ctx, c, name)
 		if err != nil {
 			return err
 		}
 		if m, err := ReadMarker(live.GetAnnotations()); err != nil || m != nil {
+			existing = m
 			return err // already held (or a broken record, which Hold would refuse too)
 		}
 		changed := live.DeepCopy()
-		m, err := Hold(changed, now, reason)
+		m, err := add(changed)
 		if err != nil {
 			return err
 		}
@@ -38,7 +51,7 @@ func Engage(ctx context.Context, c client.Client, name string, now time.Time, re
 		added = m
 		return nil
 	})
-	return added, err
+	return added, existing, err
 }
 
 // Release lifts the guard from the NodePool; see Lift.

@@ -42,8 +42,14 @@ var (
 	doNotDisruptDesc = prometheus.NewDesc("karpgate_nodepool_do_not_disrupt_nodes",
 		"Counted nodes annotated karpenter.sh/do-not-disrupt=true.",
 		poolLabels, nil)
+	podBlockedDesc = prometheus.NewDesc("karpgate_nodepool_drift_blocked_by_pods_nodes",
+		"Drifted nodes whose pods block eviction (a karpenter.sh/do-not-disrupt pod, or a PodDisruptionBudget that allows no disruption) and whose NodeClaim has no terminationGracePeriod: the rollout cannot replace them.",
+		poolLabels, nil)
 	guardDesc = prometheus.NewDesc("karpgate_nodepool_rollout_guard_held",
 		"1 while karpgate's rollout guard holds the NodePool's drift rollout.",
+		poolLabels, nil)
+	frozenDesc = prometheus.NewDesc("karpgate_nodepool_drift_frozen",
+		"1 while a freeze (karpgate freeze, or the rollout guard's cluster-wide trip) holds the NodePool's drift disruptions at zero.",
 		poolLabels, nil)
 )
 
@@ -77,7 +83,7 @@ func (c *Collector) Delete(name string) {
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{allowedDesc, nextChangeDesc, nodesDesc, disruptingDesc, invalidDesc,
-		driftedDesc, oldestDriftDesc, willDriftDesc, doNotDisruptDesc, guardDesc} {
+		driftedDesc, oldestDriftDesc, willDriftDesc, doNotDisruptDesc, podBlockedDesc, guardDesc, frozenDesc} {
 		ch <- d
 	}
 }
@@ -110,11 +116,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(willDriftDesc, float64(len(p.WillDrift.Pending)))
 		gauge(doNotDisruptDesc, float64(p.DoNotDisrupt))
-		held := 0.0
-		if p.Guard.Held {
-			held = 1
-		}
-		gauge(guardDesc, held)
+		gauge(podBlockedDesc, float64(p.DriftBlockedByPods))
+		gauge(guardDesc, boolValue(p.Guard.Held && !p.Guard.Frozen))
+		gauge(frozenDesc, boolValue(p.Guard.Frozen))
 	}
 }
 
@@ -127,4 +131,11 @@ func allowedValue(a budget.Allowance) float64 {
 	default:
 		return float64(a.Count)
 	}
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

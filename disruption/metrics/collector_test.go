@@ -20,7 +20,7 @@ func business() status.NodePool {
 	closes := t0.Add(30 * time.Minute)
 	since := t0.Add(-2 * time.Hour)
 	return status.NodePool{
-		Name: "business", At: t0, Nodes: 5, Disrupting: 1, DoNotDisrupt: 1,
+		Name: "business", At: t0, Nodes: 5, Disrupting: 1, DoNotDisrupt: 1, DriftBlockedByPods: 2,
 		Allowed: map[budget.Reason]budget.Allowance{
 			budget.Underutilized: {Unlimited: true},
 			budget.Empty:         {Count: 1, Limit: 2},
@@ -76,6 +76,10 @@ karpgate_nodepool_disrupting_nodes{nodepool="business"} 1
 # TYPE karpgate_nodepool_do_not_disrupt_nodes gauge
 karpgate_nodepool_do_not_disrupt_nodes{nodepool="broken"} 0
 karpgate_nodepool_do_not_disrupt_nodes{nodepool="business"} 1
+# HELP karpgate_nodepool_drift_blocked_by_pods_nodes Drifted nodes whose pods block eviction (a karpenter.sh/do-not-disrupt pod, or a PodDisruptionBudget that allows no disruption) and whose NodeClaim has no terminationGracePeriod: the rollout cannot replace them.
+# TYPE karpgate_nodepool_drift_blocked_by_pods_nodes gauge
+karpgate_nodepool_drift_blocked_by_pods_nodes{nodepool="broken"} 0
+karpgate_nodepool_drift_blocked_by_pods_nodes{nodepool="business"} 2
 # HELP karpgate_nodepool_drifted_nodeclaims NodeClaims whose Drifted condition is True, by the condition's reason.
 # TYPE karpgate_nodepool_drifted_nodeclaims gauge
 karpgate_nodepool_drifted_nodeclaims{nodepool="business",reason="AMIDrift"} 2
@@ -91,6 +95,10 @@ karpgate_nodepool_nodes{nodepool="business"} 5
 # HELP karpgate_nodepool_oldest_drift_age_seconds Seconds since the longest-drifted NodeClaim became Drifted; absent when none is drifted.
 # TYPE karpgate_nodepool_oldest_drift_age_seconds gauge
 karpgate_nodepool_oldest_drift_age_seconds{nodepool="business"} 7800
+# HELP karpgate_nodepool_drift_frozen 1 while a freeze (karpgate freeze, or the rollout guard's cluster-wide trip) holds the NodePool's drift disruptions at zero.
+# TYPE karpgate_nodepool_drift_frozen gauge
+karpgate_nodepool_drift_frozen{nodepool="broken"} 0
+karpgate_nodepool_drift_frozen{nodepool="business"} 0
 # HELP karpgate_nodepool_rollout_guard_held 1 while karpgate's rollout guard holds the NodePool's drift rollout.
 # TYPE karpgate_nodepool_rollout_guard_held gauge
 karpgate_nodepool_rollout_guard_held{nodepool="broken"} 1

@@ -13,6 +13,10 @@ func (p *NodePool) DeepCopyInto(out *NodePool) {
 	*out = *p
 	out.TypeMeta = p.TypeMeta
 	p.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	if p.Spec.Replicas != nil {
+		n := *p.Spec.Replicas
+		out.Spec.Replicas = &n
+	}
 	if p.Spec.Disruption.Budgets != nil {
 		out.Spec.Disruption.Budgets = make([]any, len(p.Spec.Disruption.Budgets))
 		for i, b := range p.Spec.Disruption.Budgets {
@@ -54,6 +58,10 @@ func (l *NodePoolList) DeepCopyObject() runtime.Object {
 func (c *NodeClaim) DeepCopyInto(out *NodeClaim) {
 	*out = *c
 	c.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	if c.Spec.TerminationGracePeriod != nil {
+		d := *c.Spec.TerminationGracePeriod
+		out.Spec.TerminationGracePeriod = &d
+	}
 	if c.Status.Conditions != nil {
 		out.Status.Conditions = make([]Condition, len(c.Status.Conditions))
 		for i := range c.Status.Conditions {

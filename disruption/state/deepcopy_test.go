@@ -17,12 +17,16 @@ import (
 // reconcile corrupt the informer's cache.
 func TestDeepCopySharesNoMemory(t *testing.T) {
 	objects := map[string]func() runtime.Object{
-		"NodePool":         func() runtime.Object { return &NodePool{} },
-		"NodePoolList":     func() runtime.Object { return &NodePoolList{} },
-		"NodeClaim":        func() runtime.Object { return &NodeClaim{} },
-		"NodeClaimList":    func() runtime.Object { return &NodeClaimList{} },
-		"EC2NodeClass":     func() runtime.Object { return &EC2NodeClass{} },
-		"EC2NodeClassList": func() runtime.Object { return &EC2NodeClassList{} },
+		"NodePool":                func() runtime.Object { return &NodePool{} },
+		"NodePoolList":            func() runtime.Object { return &NodePoolList{} },
+		"NodeClaim":               func() runtime.Object { return &NodeClaim{} },
+		"NodeClaimList":           func() runtime.Object { return &NodeClaimList{} },
+		"EC2NodeClass":            func() runtime.Object { return &EC2NodeClass{} },
+		"EC2NodeClassList":        func() runtime.Object { return &EC2NodeClassList{} },
+		"Pod":                     func() runtime.Object { return &Pod{} },
+		"PodList":                 func() runtime.Object { return &PodList{} },
+		"PodDisruptionBudget":     func() runtime.Object { return &PodDisruptionBudget{} },
+		"PodDisruptionBudgetList": func() runtime.Object { return &PodDisruptionBudgetList{} },
 	}
 	for name, newObject := range objects {
 		t.Run(name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
@@ -13,6 +14,9 @@ import (
 var (
 	CoreV1 = schema.GroupVersion{Group: karpenter.CoreGroup, Version: karpenter.V1}
 	AWSV1  = schema.GroupVersion{Group: karpenter.AWSGroup, Version: karpenter.V1}
+	// KubeV1 and PolicyV1 are Kubernetes' own core/v1 and policy/v1.
+	KubeV1   = corev1.SchemeGroupVersion
+	PolicyV1 = schema.GroupVersion{Group: "policy", Version: "v1"}
 )
 
 // AddToScheme registers the views as the Go types of Karpenter's v1 kinds.
@@ -30,12 +34,38 @@ func AddToScheme(s *runtime.Scheme) error {
 	return nil
 }
 
-// NewScheme returns a scheme with the views and core/v1 (for Nodes).
+// AddPodViewsToScheme registers the Pod and PodDisruptionBudget views as the
+// Go types of core/v1 Pod and policy/v1 PodDisruptionBudget: a cache built
+// on this scheme holds only the view, never a whole Pod.
+func AddPodViewsToScheme(s *runtime.Scheme) error {
+	s.AddKnownTypeWithName(KubeV1.WithKind("Pod"), &Pod{})
+	s.AddKnownTypeWithName(KubeV1.WithKind("PodList"), &PodList{})
+	s.AddKnownTypeWithName(PolicyV1.WithKind("PodDisruptionBudget"), &PodDisruptionBudget{})
+	s.AddKnownTypeWithName(PolicyV1.WithKind("PodDisruptionBudgetList"), &PodDisruptionBudgetList{})
+	metav1.AddToGroupVersion(s, PolicyV1)
+	return nil
+}
+
+// NewScheme returns the scheme of the loop and of the commands that read
+// what it reads: the Karpenter views, the Pod and PodDisruptionBudget views,
+// and core/v1 Nodes. It holds no other core type, so nothing decodes a Pod
+// into corev1.Pod by mistake.
 func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	if err := corev1.AddToScheme(s); err != nil {
-		panic(err) // registering built-in types cannot fail
-	}
+	s.AddKnownTypes(KubeV1, &corev1.Node{}, &corev1.NodeList{})
+	metav1.AddToGroupVersion(s, KubeV1)
 	_ = AddToScheme(s)
+	_ = AddPodViewsToScheme(s)
 	return s
+}
+
+// RESTConfig returns a copy of cfg that speaks JSON: controller-runtime
+// asks the API server for protobuf for Kubernetes' own kinds, which the
+// views (Pod, PodDisruptionBudget) cannot decode, and JSON is what every
+// view decodes from. Every client and cache on NewScheme must use it.
+func RESTConfig(cfg *rest.Config) *rest.Config {
+	out := rest.CopyConfig(cfg)
+	out.ContentType = runtime.ContentTypeJSON
+	out.AcceptContentTypes = runtime.ContentTypeJSON
+	return out
 }

@@ -17,6 +17,11 @@ type Pool struct {
 	// NodeClasses holds the EC2NodeClasses the template and the NodeClaims
 	// reference, by name; a missing one is simply absent.
 	NodeClasses map[string]*EC2NodeClass
+	// Pods holds, by node name, the pods of the nodes whose pods matter:
+	// the drifted ones, for status. Nodes left out have no entry.
+	Pods map[string][]*Pod
+	// PDBs are the PodDisruptionBudgets that may select those pods.
+	PDBs PDBsByNamespace
 }
 
 // Snapshot is the watched objects at one moment, however they were read:
@@ -26,6 +31,10 @@ type Snapshot struct {
 	NodeClaims  []*NodeClaim
 	Nodes       []*corev1.Node
 	NodeClasses []*EC2NodeClass
+	// Pods are by node name, for the nodes List reads pods of; PDBs are all
+	// of the cluster's PodDisruptionBudgets.
+	Pods map[string][]*Pod
+	PDBs []*PodDisruptionBudget
 }
 
 // Pools groups the snapshot by NodePool, sorted by name. NodeClaims and Nodes
@@ -49,8 +58,16 @@ func (s Snapshot) Pools() []Pool {
 	for _, c := range s.NodeClasses {
 		classes[c.Name] = c
 	}
+	pdbs := GroupPDBs(s.PDBs)
 	out := make([]Pool, 0, len(byName))
 	for _, p := range byName {
+		p.PDBs = pdbs
+		p.Pods = map[string][]*Pod{}
+		for _, n := range p.Nodes {
+			if pods, ok := s.Pods[n.Name]; ok {
+				p.Pods[n.Name] = pods
+			}
+		}
 		p.NodeClasses = map[string]*EC2NodeClass{}
 		for _, name := range p.NodeClassNames() {
 			if c, ok := classes[name]; ok {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 )
@@ -52,8 +53,15 @@ func TestDecodedAndTrimmedViewsKeepWhatTheLoopReads(t *testing.T) {
 			if !reflect.DeepEqual(nc.Annotations, map[string]string{"karpenter.sh/do-not-disrupt": "true"}) {
 				t.Errorf("annotations = %v", nc.Annotations)
 			}
-			if len(nc.Status.Conditions) != 1 || nc.Status.Conditions[0].Type != "Drifted" || nc.Status.Conditions[0].Reason != "AMIDrift" {
-				t.Errorf("conditions = %+v, want only Drifted", nc.Status.Conditions)
+			var kept []string
+			for _, c := range nc.Status.Conditions {
+				kept = append(kept, c.Type+"="+c.Status)
+			}
+			if !reflect.DeepEqual(kept, []string{"Initialized=True", "Drifted=True", "Consolidatable=False"}) || nc.Condition("Drifted").Reason != "AMIDrift" {
+				t.Errorf("conditions = %+v, want Initialized, Drifted and Consolidatable", nc.Status.Conditions)
+			}
+			if nc.Spec.ExpireAfter != "720h" || nc.Status.NodeName == "" {
+				t.Errorf("expireAfter %q, nodeName %q", nc.Spec.ExpireAfter, nc.Status.NodeName)
 			}
 			if nc.Status.ImageID != "ami-0a1b2c3d4e5f60718" || nc.Status.ProviderID != "aws:///us-east-1a/i-0123456789abcdef0" || nc.Spec.NodeClassRef.Kind != "EC2NodeClass" {
 				t.Errorf("status/spec lost: %+v %+v", nc.Status, nc.Spec)
@@ -69,6 +77,30 @@ func TestDecodedAndTrimmedViewsKeepWhatTheLoopReads(t *testing.T) {
 			}
 			if c.Annotations != nil || c.Finalizers != nil {
 				t.Errorf("metadata kept: %+v", c.ObjectMeta)
+			}
+		}},
+		{"pod.json", func(t *testing.T, obj runtime.Object) {
+			p := obj.(*Pod)
+			if len(p.Labels) != 8 || p.Labels["pod-template-hash"] != "7d9f6c5b4" || p.Annotations != nil {
+				t.Errorf("labels %v, annotations %v: want every label and no annotation", p.Labels, p.Annotations)
+			}
+			if p.UID != "" || p.ManagedFields != nil || p.OwnerReferences != nil || p.GenerateName != "" {
+				t.Errorf("metadata not trimmed: %+v", p.ObjectMeta)
+			}
+			if p.Spec.NodeName != "ip-10-0-12-34.ec2.internal" || p.Spec.Tolerations != nil || p.Status.StartTime != nil {
+				t.Errorf("spec %+v, start %v: want the node only", p.Spec, p.Status.StartTime)
+			}
+			if !reflect.DeepEqual(p.Status.Conditions, []PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}) || p.Status.Phase != corev1.PodRunning {
+				t.Errorf("status = %+v", p.Status)
+			}
+		}},
+		{"pdb.json", func(t *testing.T, obj runtime.Object) {
+			b := obj.(*PodDisruptionBudget)
+			if b.Spec.Selector.MatchLabels["app"] != "checkout" || b.Spec.MinAvailable.String() != "90%" || *b.Spec.UnhealthyPodEvictionPolicy != "AlwaysAllow" {
+				t.Errorf("spec = %+v", b.Spec)
+			}
+			if b.Status.DisruptionsAllowed != 1 || b.Status.ExpectedPods != 10 || b.Annotations != nil || b.ManagedFields != nil {
+				t.Errorf("status %+v, metadata %+v", b.Status, b.ObjectMeta)
 			}
 		}},
 		{"node.json", func(t *testing.T, obj runtime.Object) {
@@ -176,5 +208,41 @@ func TestSnapshotPoolsGroupsByLabelAndReferencedClasses(t *testing.T) {
 	}
 	if got := b.NodeClassNames(); !reflect.DeepEqual(got, []string{"new", "old"}) {
 		t.Errorf("NodeClassNames = %v", got)
+	}
+}
+
+func TestPodTrimKeepsWhatDecidesDisruption(t *testing.T) {
+	obj := decodeFixture(t, "pod.json").(*Pod)
+	obj.Annotations = map[string]string{"karpenter.sh/do-not-disrupt": "2h", "other": "x"}
+	obj.OwnerReferences = append(obj.OwnerReferences, metav1.OwnerReference{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "agent", UID: "u"})
+	obj.Spec.Tolerations = append(obj.Spec.Tolerations, corev1.Toleration{Operator: corev1.TolerationOpExists})
+	if _, err := Trim(obj); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(obj.Annotations, map[string]string{"karpenter.sh/do-not-disrupt": "2h"}) || obj.Status.StartTime == nil {
+		t.Errorf("a do-not-disrupt duration needs its start time: annotations %v, start %v", obj.Annotations, obj.Status.StartTime)
+	}
+	if !reflect.DeepEqual(obj.OwnerReferences, []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet"}}) {
+		t.Errorf("owners = %+v, want the DaemonSet only", obj.OwnerReferences)
+	}
+	if !reflect.DeepEqual(obj.Spec.Tolerations, []corev1.Toleration{{Operator: corev1.TolerationOpExists}}) {
+		t.Errorf("tolerations = %+v, want the one that tolerates karpenter.sh/disrupted", obj.Spec.Tolerations)
+	}
+}
+
+func TestToleratesDisrupted(t *testing.T) {
+	for _, tt := range []struct {
+		tol  corev1.Toleration
+		want bool
+	}{
+		{corev1.Toleration{Operator: corev1.TolerationOpExists}, true},
+		{corev1.Toleration{Key: "karpenter.sh/disrupted", Operator: corev1.TolerationOpExists}, true},
+		{corev1.Toleration{Key: "karpenter.sh/disrupted", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}, true},
+		{corev1.Toleration{Key: "karpenter.sh/disrupted", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}, false},
+		{corev1.Toleration{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists}, false},
+	} {
+		if got := ToleratesDisrupted(tt.tol); got != tt.want {
+			t.Errorf("ToleratesDisrupted(%+v) = %v", tt.tol, got)
+		}
 	}
 }

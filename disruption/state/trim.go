@@ -26,6 +26,10 @@ func Trim(obj any) (any, error) {
 		trimMeta(&o.ObjectMeta, nil, nil)
 	case *corev1.Node:
 		trimNode(o)
+	case *Pod:
+		trimPod(o)
+	case *PodDisruptionBudget:
+		trimPDB(o)
 	}
 	return obj, nil
 }
@@ -80,11 +84,14 @@ func isNodeLabel(k string) bool {
 	return k == karpenter.NodePoolLabel || k == karpenter.NodeInitializedLabel || k == karpenter.NodeRegisteredLabel
 }
 
-// keepConditions keeps the NodeClaim conditions the loop reads.
+// keepConditions keeps the NodeClaim conditions the loop reads. They change
+// a few times in a node's life, unlike lastPodEventTime, which is dropped.
 func keepConditions(in []Condition) []Condition {
 	var out []Condition
 	for _, c := range in {
-		if c.Type == karpenter.ConditionDrifted || c.Type == karpenter.ConditionInstanceTerminating {
+		switch c.Type {
+		case karpenter.ConditionDrifted, karpenter.ConditionInstanceTerminating,
+			karpenter.ConditionInitialized, karpenter.ConditionConsolidatable:
 			out = append(out, c)
 		}
 	}

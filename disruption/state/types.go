@@ -12,17 +12,24 @@ type NodePool struct {
 	Spec              NodePoolSpec `json:"spec"`
 }
 
-// NodePoolSpec keeps the budgets and the node class the pool launches with.
+// NodePoolSpec keeps the budgets, the consolidation settings and the node
+// class the pool launches with.
 type NodePoolSpec struct {
 	Disruption NodePoolDisruption `json:"disruption"`
 	Template   NodePoolTemplate   `json:"template"`
+	// Replicas is set on a static NodePool (Karpenter v1.14 and later),
+	// which Karpenter never disrupts for drift or consolidation.
+	Replicas *int64 `json:"replicas,omitempty"`
 }
 
 // NodePoolDisruption keeps spec.disruption.budgets as decoded JSON, nil when
 // absent or null: budget.FromNodePool is the one reader of budgets, so the
-// loop hands it exactly what the API server stored.
+// loop hands it exactly what the API server stored. ConsolidateAfter is
+// "Never" when consolidation is off, a duration otherwise.
 type NodePoolDisruption struct {
-	Budgets []any `json:"budgets"`
+	Budgets             []any  `json:"budgets"`
+	ConsolidationPolicy string `json:"consolidationPolicy,omitempty"`
+	ConsolidateAfter    string `json:"consolidateAfter,omitempty"`
 }
 
 // NodePoolTemplate is spec.template.
@@ -57,15 +64,20 @@ type NodeClaim struct {
 	Status            NodeClaimStatus `json:"status,omitempty"`
 }
 
-// NodeClaimSpec keeps the node class reference.
+// NodeClaimSpec keeps the node class reference and the two timers of a
+// node's life: expireAfter ("Never" or a duration; expiry is forceful) and
+// terminationGracePeriod (how long a drain may be blocked).
 type NodeClaimSpec struct {
-	NodeClassRef NodeClassRef `json:"nodeClassRef"`
+	NodeClassRef           NodeClassRef     `json:"nodeClassRef"`
+	ExpireAfter            string           `json:"expireAfter,omitempty"`
+	TerminationGracePeriod *metav1.Duration `json:"terminationGracePeriod,omitempty"`
 }
 
 // NodeClaimStatus keeps what pairs a NodeClaim with its Node, its image and
 // its conditions.
 type NodeClaimStatus struct {
 	ProviderID string      `json:"providerID,omitempty"`
+	NodeName   string      `json:"nodeName,omitempty"`
 	ImageID    string      `json:"imageID,omitempty"`
 	Conditions []Condition `json:"conditions,omitempty"`
 }

@@ -1,11 +1,15 @@
 package status
 
 import (
+	"sort"
 	"strconv"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/karpgate/karpgate/budget"
 	"github.com/karpgate/karpgate/disruption/drift"
+	"github.com/karpgate/karpgate/disruption/eviction"
 	"github.com/karpgate/karpgate/disruption/guard"
 	"github.com/karpgate/karpgate/disruption/state"
 	"github.com/karpgate/karpgate/internal/karpenter"
@@ -25,9 +29,10 @@ func ComputeAll(s state.Snapshot, now time.Time) Report {
 func Compute(pool state.Pool, now time.Time) NodePool {
 	now = now.UTC()
 	out := NodePool{Name: pool.NodePool.Name, At: now}
-	nodes := countNodes(pool)
+	nodes := countNodes(pool, now)
 	out.Nodes, out.Disrupting = nodes.counted, nodes.disrupting
 	out.DoNotDisrupt, out.DoNotDisruptDrifted = nodes.doNotDisrupt, nodes.doNotDisruptDrifted
+	out.DriftBlockedByPods, out.DriftBlockedNodes = len(nodes.podBlocked), firstNames(nodes.podBlocked, maxNamedNodes)
 
 	out.computeBudgets(pool.NodePool, now)
 	out.Drift = drift.Summarize(pool.NodeClaims)
@@ -36,8 +41,14 @@ func Compute(pool state.Pool, now time.Time) NodePool {
 	return out
 }
 
+// BudgetsOf reads a NodePool's budgets as Karpenter does: an absent list is
+// the CRD default, an empty one means none.
+func BudgetsOf(np *state.NodePool) ([]budget.Budget, error) {
+	return budget.FromNodePool(budgetContent(np))
+}
+
 func (out *NodePool) computeBudgets(np *state.NodePool, now time.Time) {
-	budgets, err := budget.FromNodePool(budgetContent(np))
+	budgets, err := BudgetsOf(np)
 	if err != nil {
 		// Such a NodePool fails the CRD schema; if one is stored anyway,
 		// Karpenter cannot read it and disrupts nothing.
@@ -126,10 +137,11 @@ func (out *NodePool) readGuard(np *state.NodePool) {
 	}
 	out.Guard.Marker = m
 	if !m.Present(np.Spec.Disruption.Budgets) {
-		out.Guard.Problem = "the rollout guard's budget is no longer at spec.disruption.budgets[" + strconv.Itoa(m.Index) + "]; `karpgate resume " + np.Name + "` clears the record"
+		out.Guard.Problem = "the budget of " + m.Holder() + " is no longer at spec.disruption.budgets[" + strconv.Itoa(m.Index) + "]; `karpgate resume " + np.Name + "` clears the record"
 		return
 	}
 	out.Guard.Held = true
+	out.Guard.Frozen = m.Frozen()
 	for i := range out.Budgets {
 		if out.Budgets[i].Index == m.Index {
 			out.Budgets[i].Guard = true
@@ -139,28 +151,71 @@ func (out *NodePool) readGuard(np *state.NodePool) {
 
 type nodeCounts struct {
 	counted, disrupting, doNotDisrupt, doNotDisruptDrifted int
+	// podBlocked names the drifted nodes whose pods block eviction.
+	podBlocked []string
+}
+
+// maxNamedNodes bounds the node names a status carries.
+const maxNamedNodes = 5
+
+// Counted reports whether Karpenter counts node towards its NodePool's
+// budgets: it has a NodeClaim (paired by provider ID), carries
+// karpenter.sh/initialized=true, and its instance is not terminating.
+func Counted(node *corev1.Node, nc *state.NodeClaim) bool {
+	return nc != nil && node.Spec.ProviderID != "" && node.Labels[karpenter.NodeInitializedLabel] == "true" &&
+		!nc.Condition(karpenter.ConditionInstanceTerminating).IsTrue()
+}
+
+// DisruptingWhy says why a counted node is already disrupting, "" when it
+// is not: such nodes use up every reason's allowance.
+func DisruptingWhy(node *corev1.Node, nc *state.NodeClaim) string {
+	switch {
+	case nc.DeletionTimestamp != nil:
+		return "its NodeClaim is being deleted"
+	case state.HasTaint(node, karpenter.DisruptedTaintKey):
+		return "tainted " + karpenter.DisruptedTaintKey
+	case !state.NodeReady(node):
+		return "not Ready"
+	}
+	return ""
 }
 
 // countNodes applies Karpenter's rules; see the package documentation.
-func countNodes(pool state.Pool) nodeCounts {
+func countNodes(pool state.Pool, now time.Time) nodeCounts {
 	var n nodeCounts
 	claims := state.ClaimsByProviderID(pool.NodeClaims)
 	for _, node := range pool.Nodes {
 		nc := claims[node.Spec.ProviderID]
-		if nc == nil || node.Spec.ProviderID == "" || node.Labels[karpenter.NodeInitializedLabel] != "true" ||
-			nc.Condition(karpenter.ConditionInstanceTerminating).IsTrue() {
+		if !Counted(node, nc) {
 			continue
 		}
 		n.counted++
-		if !state.NodeReady(node) || nc.DeletionTimestamp != nil || state.HasTaint(node, karpenter.DisruptedTaintKey) {
+		if DisruptingWhy(node, nc) != "" {
 			n.disrupting++
 		}
+		drifted := nc.Condition(karpenter.ConditionDrifted).IsTrue()
 		if node.Annotations[karpenter.DoNotDisruptAnnotation] == "true" {
 			n.doNotDisrupt++
-			if nc.Condition(karpenter.ConditionDrifted).IsTrue() {
+			if drifted {
 				n.doNotDisruptDrifted++
 			}
 		}
+		// A terminationGracePeriod bounds the drain, so drift goes ahead
+		// whatever the pods say.
+		if pods, known := pool.Pods[node.Name]; drifted && known && nc.Spec.TerminationGracePeriod == nil &&
+			len(eviction.Check(pods, pool.PDBs, now).Blockers) > 0 {
+			n.podBlocked = append(n.podBlocked, node.Name)
+		}
 	}
 	return n
+}
+
+// firstNames returns the first n names in order.
+func firstNames(names []string, n int) []string {
+	sorted := append([]string(nil), names...)
+	sort.Strings(sorted)
+	if len(sorted) > n {
+		sorted = sorted[:n]
+	}
+	return sorted
 }

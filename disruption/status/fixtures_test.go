@@ -104,3 +104,22 @@ func healthy(poolName string, n int) []member {
 	}
 	return out
 }
+
+// podOn is a running, ready pod of app on a node.
+func podOn(node, namespace, name, app string) *state.Pod {
+	p := &state.Pod{}
+	p.Namespace, p.Name, p.Labels = namespace, name, map[string]string{"app": app}
+	p.Spec.NodeName = node
+	p.Status.Phase = corev1.PodRunning
+	p.Status.Conditions = []state.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	return p
+}
+
+// pdbFor is a PodDisruptionBudget of app allowing allowed disruptions.
+func pdbFor(namespace, app string, allowed int32) *state.PodDisruptionBudget {
+	b := &state.PodDisruptionBudget{}
+	b.Namespace, b.Name = namespace, app
+	b.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}
+	b.Status = state.PodDisruptionBudgetStatus{DisruptionsAllowed: allowed, CurrentHealthy: 1, DesiredHealthy: 1, ExpectedPods: 1}
+	return b
+}

@@ -49,15 +49,41 @@ func fleet(t *testing.T) state.Snapshot {
 	held.Annotations = map[string]string{karpenter.RolloutGuardAnnotation: string(record)}
 	add(held, newMember("held", 0, driftedSince("NodePoolDrifted", monday0830.Add(-time.Hour))), newMember("held", 1, notReady))
 	s.NodeClasses = []*state.EC2NodeClass{defaultClass()}
+	// business-0 is drifted and runs the only pod of a PDB that allows none.
+	s.Pods = map[string][]*state.Pod{"node-business-0": {podOn("node-business-0", "shop", "db-0", "db")}}
+	s.PDBs = []*state.PodDisruptionBudget{pdbFor("shop", "db", 0)}
 	return s
 }
 
 func TestWriteTableGolden(t *testing.T) {
 	var out bytes.Buffer
-	if err := WriteTable(&out, ComputeAll(fleet(t), monday0830)); err != nil {
+	if err := WriteTable(&out, ComputeAll(fleet(t), monday0830), nil); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "table.golden", out.Bytes())
+}
+
+// TestWriteTableInADisplayZone: the Friday before Paris moves to summer
+// time; the next change reads in both clocks and the shift is called out.
+func TestWriteTableInADisplayZone(t *testing.T) {
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Fatal(err)
+	}
+	friday := time.Date(2026, 3, 27, 8, 30, 0, 0, time.UTC)
+	var out bytes.Buffer
+	if err := WriteTable(&out, ComputeAll(fleet(t), friday), paris); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "table-paris.golden", out.Bytes())
+	for _, want := range []string{
+		"Drifted=0 at 2026-03-27 09:00 UTC (10:00 CET) (in 30m)",
+		"Europe/Paris: clocks change on 29 March at 03:00, CET (UTC+01:00) to CEST (UTC+02:00): windows, fixed in UTC, open and close 1h later on this clock; Karpenter computes in UTC",
+	} {
+		if !bytes.Contains(out.Bytes(), []byte(want)) {
+			t.Errorf("the table does not say %q:\n%s", want, out.String())
+		}
+	}
 }
 
 func TestWriteJSONGolden(t *testing.T) {
@@ -95,19 +121,28 @@ func TestTrimmingDoesNotChangeTheStatus(t *testing.T) {
 		}
 		return obj
 	}
+	node := read("node.json").(*corev1.Node)
+	pod := read("pod.json").(*state.Pod)
+	pod.Spec.NodeName = node.Name
+	blocking := read("pdb.json").(*state.PodDisruptionBudget)
+	blocking.Status.DisruptionsAllowed = 0
 	full := state.Snapshot{
 		NodePools:   []*state.NodePool{read("nodepool.json").(*state.NodePool)},
 		NodeClaims:  []*state.NodeClaim{read("nodeclaim.json").(*state.NodeClaim)},
-		Nodes:       []*corev1.Node{read("node.json").(*corev1.Node)},
+		Nodes:       []*corev1.Node{node},
 		NodeClasses: []*state.EC2NodeClass{read("ec2nodeclass.json").(*state.EC2NodeClass)},
+		Pods:        map[string][]*state.Pod{node.Name: {pod}},
+		PDBs:        []*state.PodDisruptionBudget{blocking},
 	}
 	trimmed := state.Snapshot{
 		NodePools:   []*state.NodePool{full.NodePools[0].DeepCopy()},
 		NodeClaims:  []*state.NodeClaim{full.NodeClaims[0].DeepCopy()},
 		Nodes:       []*corev1.Node{full.Nodes[0].DeepCopy()},
 		NodeClasses: []*state.EC2NodeClass{full.NodeClasses[0].DeepCopy()},
+		Pods:        map[string][]*state.Pod{node.Name: {pod.DeepCopy()}},
+		PDBs:        []*state.PodDisruptionBudget{blocking.DeepCopy()},
 	}
-	for _, o := range []any{trimmed.NodePools[0], trimmed.NodeClaims[0], trimmed.Nodes[0], trimmed.NodeClasses[0]} {
+	for _, o := range []any{trimmed.NodePools[0], trimmed.NodeClaims[0], trimmed.Nodes[0], trimmed.NodeClasses[0], trimmed.Pods[node.Name][0], trimmed.PDBs[0]} {
 		_, _ = state.Trim(o)
 	}
 	at := time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC)
@@ -117,7 +152,7 @@ func TestTrimmingDoesNotChangeTheStatus(t *testing.T) {
 		t.Errorf("status differs after trimming:\nfull    %s\ntrimmed %s", a, b)
 	}
 	p := ComputeAll(full, at).NodePools[0]
-	if p.Nodes != 1 || p.Disrupting != 1 || p.Drift.Total != 1 || p.DoNotDisruptDrifted != 1 {
+	if p.Nodes != 1 || p.Disrupting != 1 || p.Drift.Total != 1 || p.DoNotDisruptDrifted != 1 || p.DriftBlockedByPods != 1 {
 		t.Errorf("fixture status = %+v; the fixtures no longer exercise what this test is for", p)
 	}
 }

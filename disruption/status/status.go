@@ -26,6 +26,13 @@ type NodePool struct {
 	// and how many of those are drifted (a rollout cannot finish past them).
 	DoNotDisrupt        int `json:"doNotDisrupt"`
 	DoNotDisruptDrifted int `json:"doNotDisruptDrifted"`
+	// DriftBlockedByPods counts drifted nodes whose pods keep Karpenter
+	// from replacing them (a karpenter.sh/do-not-disrupt pod, or a
+	// PodDisruptionBudget that allows no disruption) while their NodeClaim
+	// has no terminationGracePeriod to bound the drain. DriftBlockedNodes
+	// names the first few, sorted.
+	DriftBlockedByPods int      `json:"driftBlockedByPods"`
+	DriftBlockedNodes  []string `json:"driftBlockedNodes,omitempty"`
 
 	Budgets []Budget `json:"budgets"`
 	// Invalid lists why budgets block every reason; non-empty means
@@ -65,7 +72,10 @@ type Change struct {
 
 // Guard is the rollout guard's hold on the NodePool, as recorded on it.
 type Guard struct {
-	Held      bool          `json:"held"`
+	Held bool `json:"held"`
+	// Frozen: the hold is a freeze (`karpgate freeze`, or the guard's
+	// cluster-wide trip), which only `karpgate resume` lifts.
+	Frozen    bool          `json:"frozen,omitempty"`
 	Marker    *guard.Marker `json:"marker,omitempty"`
 	ResumedAt *time.Time    `json:"resumedAt,omitempty"`
 	// Problem: a record that cannot be read, or whose budget is gone.

@@ -11,14 +11,19 @@ import (
 )
 
 // WriteTable prints one row per NodePool, then notes for what needs a person:
-// budgets that block every reason, rollout guard holds, drifted nodes held
-// by karpenter.sh/do-not-disrupt.
-func WriteTable(w io.Writer, r Report) error {
+// budgets that block every reason, rollout guard holds and freezes, drifted
+// nodes held by karpenter.sh/do-not-disrupt or by their pods, and the
+// display zone's daylight-saving shifts within the horizon. Times are in UTC
+// with their reading in loc (nil: UTC only).
+func WriteTable(w io.Writer, r Report, loc *time.Location) error {
+	if loc == nil {
+		loc = time.UTC
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODEPOOL\tNODES\tDISRUPTING\tDRIFTED\tWILL-DRIFT\tALLOWED NOW\tNEXT CHANGE")
 	for _, p := range r.NodePools {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\t%s\n", p.Name, p.Nodes, p.Disrupting,
-			driftCell(p, r.At), len(p.WillDrift.Pending), allowedCell(p), nextChangeCell(p, r.At))
+			driftCell(p, r.At), len(p.WillDrift.Pending), allowedCell(p), nextChangeCell(p, r.At, loc))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -26,6 +31,9 @@ func WriteTable(w io.Writer, r Report) error {
 	var notes []string
 	for _, p := range r.NodePools {
 		notes = append(notes, notesFor(p)...)
+	}
+	for _, s := range budget.Shifts(loc, r.At, r.At.Add(Horizon)) {
+		notes = append(notes, fmt.Sprintf("%s: %s; Karpenter computes in UTC", loc, budget.ShiftNote(s, loc, r.At, r.At.Add(Horizon))))
 	}
 	if len(notes) == 0 {
 		return nil
@@ -60,7 +68,7 @@ func allowedCell(p NodePool) string {
 	return strings.Join(parts, " ")
 }
 
-func nextChangeCell(p NodePool, now time.Time) string {
+func nextChangeCell(p NodePool, now time.Time, loc *time.Location) string {
 	at, reasons := p.Earliest()
 	if at.IsZero() {
 		return fmt.Sprintf("none within %s", HumanDuration(Horizon))
@@ -69,7 +77,7 @@ func nextChangeCell(p NodePool, now time.Time) string {
 	for i, r := range reasons {
 		parts[i] = fmt.Sprintf("%s=%s", r, p.NextChange[r].To.String())
 	}
-	return fmt.Sprintf("%s at %s (in %s)", strings.Join(parts, " "), at.UTC().Format("2006-01-02 15:04 MST"), HumanDuration(at.Sub(now)))
+	return fmt.Sprintf("%s at %s (in %s)", strings.Join(parts, " "), budget.InZone(at, loc), HumanDuration(at.Sub(now)))
 }
 
 func notesFor(p NodePool) []string {
@@ -77,7 +85,11 @@ func notesFor(p NodePool) []string {
 	for _, cause := range p.Invalid {
 		notes = append(notes, fmt.Sprintf("%s: BLOCKED, Karpenter disrupts nothing voluntarily: %s", p.Name, cause))
 	}
-	if p.Guard.Held {
+	switch {
+	case p.Guard.Frozen:
+		notes = append(notes, fmt.Sprintf("%s: drift is frozen since %s (spec.disruption.budgets[%d]): %s; `karpgate resume %s` or `karpgate resume --all` lifts it",
+			p.Name, p.Guard.Marker.Since.UTC().Format(time.RFC3339), p.Guard.Marker.Index, p.Guard.Marker.Reason, p.Name))
+	case p.Guard.Held:
 		notes = append(notes, fmt.Sprintf("%s: the rollout guard holds drift since %s (spec.disruption.budgets[%d]): %s; `karpgate resume %s` lifts it",
 			p.Name, p.Guard.Marker.Since.UTC().Format(time.RFC3339), p.Guard.Marker.Index, p.Guard.Marker.Reason, p.Name))
 	}
@@ -86,6 +98,14 @@ func notesFor(p NodePool) []string {
 	}
 	if p.DoNotDisruptDrifted > 0 {
 		notes = append(notes, fmt.Sprintf("%s: %d drifted node(s) carry karpenter.sh/do-not-disrupt; the rollout cannot finish until it is removed", p.Name, p.DoNotDisruptDrifted))
+	}
+	if p.DriftBlockedByPods > 0 {
+		names := strings.Join(p.DriftBlockedNodes, ", ")
+		if more := p.DriftBlockedByPods - len(p.DriftBlockedNodes); more > 0 {
+			names += fmt.Sprintf(" and %d more", more)
+		}
+		notes = append(notes, fmt.Sprintf("%s: %d drifted node(s) run pods that block eviction (karpenter.sh/do-not-disrupt, or a PodDisruptionBudget that allows 0): %s; `karpgate explain node/NAME` names them",
+			p.Name, p.DriftBlockedByPods, names))
 	}
 	for _, u := range p.WillDrift.Undecided {
 		notes = append(notes, fmt.Sprintf("%s: cannot tell whether NodeClaim %s will drift: %s", p.Name, u.NodeClaim, u.Why))

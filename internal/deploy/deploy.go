@@ -26,22 +26,64 @@ const (
 	WebhookPort           = 9443
 	ServicePort           = 443
 	HealthPort            = 8081 // /healthz, /readyz over plain HTTP
-	MetricsPort           = 8080 // /metrics, /status over plain HTTP
+	MetricsPort           = 8080 // /metrics, /status; see MetricsScheme
 	ValidatePath          = "/validate"
 	MutatePath            = "/mutate"
 	ConvertPath           = "/convert"
 	StatusPath            = "/status"
+	ExplainPath           = "/explain"            // served beside /status
 	LeaderElectionID      = "karpgate-controller" // Lease name, in the pod's namespace
 	ValidatingWebhookName = "validate.karpgate.io"
 	MutatingWebhookName   = "mutate.karpgate.io"
 	// WebhookConfigurationName names both webhook configurations.
 	WebhookConfigurationName = "karpgate"
 	WebhookTimeoutSeconds    = 10
-	// RequestTimeout is the server's own budget per request: below
-	// WebhookTimeoutSeconds so that karpgate answers with a clear error
-	// before the API server gives up and applies the failure policy.
-	RequestTimeout = 8 * time.Second
+	// RequestTimeout is RequestTimeoutFor(WebhookTimeoutSeconds).
+	RequestTimeout = WebhookTimeoutSeconds * time.Second * 4 / 5
+	// MaxWebhookTimeoutSeconds is the most the API server accepts.
+	MaxWebhookTimeoutSeconds = 30
 )
+
+// Container port names: the Service, the probes, the NetworkPolicy and a
+// ServiceMonitor refer to the ports by these names.
+const (
+	WebhookPortName = "webhook"
+	HealthPortName  = "health"
+	MetricsPortName = "metrics"
+)
+
+// MetricsScheme is how /metrics and /status are served in a cluster: HTTPS
+// with the serving certificate, every request authenticated (TokenReview)
+// and authorized (SubjectAccessReview) against the API server. `karpgate
+// serve --metrics-secure=false` serves plain HTTP on loopback instead.
+const MetricsScheme = "https"
+
+// MetricsReaderClusterRole grants get on /metrics and /status; bind it to
+// whatever scrapes karpgate.
+const MetricsReaderClusterRole = Name + "-metrics-reader"
+
+// MemoryLimitEnv carries the container's memory limit (the Deployment sets
+// it from limits.memory) to `karpgate serve --memory-limit`, which sizes
+// the Go heap limit and the memory budget for requests from it.
+const MemoryLimitEnv = "KARPGATE_MEMORY_LIMIT"
+
+// Leader election timings of the disruption loop's Lease, spelled out
+// rather than left to library defaults: a leader that cannot renew for
+// RenewDeadline stops its loop, and a follower takes over LeaseDuration
+// after the last renewal.
+const (
+	LeaseDuration = 15 * time.Second
+	RenewDeadline = 10 * time.Second
+	RetryPeriod   = 2 * time.Second
+)
+
+// RequestTimeoutFor is the server's own budget per request for webhooks
+// with the given timeoutSeconds: four fifths of it, so karpgate answers
+// (with its own clear error) before the API server gives up and applies
+// the failure policy. The manifests pass it as --request-timeout.
+func RequestTimeoutFor(timeoutSeconds int32) time.Duration {
+	return time.Duration(timeoutSeconds) * time.Second * 4 / 5
+}
 
 // ConfigPath is where serve reads karpgate.yaml by default.
 const ConfigPath = ConfigMountDir + "/" + ConfigKey

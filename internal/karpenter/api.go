@@ -66,3 +66,27 @@ func LookupKind(apiVersion, kind string) (k Kind, version string, ok bool) {
 	}
 	return Kind{}, "", false
 }
+
+// CRDName is the name of the kind's CustomResourceDefinition, like
+// nodepools.karpenter.sh.
+func (k Kind) CRDName() string { return k.Resource + "." + k.Group }
+
+// KindByCRDName finds the kind whose CRD is named name.
+func KindByCRDName(name string) (Kind, bool) {
+	for _, k := range Kinds {
+		if k.CRDName() == name {
+			return k, true
+		}
+	}
+	return Kind{}, false
+}
+
+// KindOf finds a kind by its name, such as "NodePool".
+func KindOf(name string) (Kind, bool) {
+	for _, k := range Kinds {
+		if k.Kind == name {
+			return k, true
+		}
+	}
+	return Kind{}, false
+}

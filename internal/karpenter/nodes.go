@@ -17,6 +17,25 @@ const (
 	// ConditionInstanceTerminating on a NodeClaim is True once the instance
 	// is being terminated; such nodes no longer count towards budgets.
 	ConditionInstanceTerminating = "InstanceTerminating"
+	// ConditionInitialized on a NodeClaim is True once its node is
+	// initialized: registered, Ready, startup taints gone, resources seen.
+	ConditionInitialized = "Initialized"
+	// ConditionConsolidatable on a NodeClaim is True once consolidateAfter
+	// has passed since the last pod was scheduled on or removed from it;
+	// only then may consolidation (Empty, Underutilized) pick the node.
+	ConditionConsolidatable = "Consolidatable"
+)
+
+// Pod and workload names the disruption rules read.
+const (
+	// DaemonSet and mirror (Node-owned) pods do not need rescheduling, so
+	// they neither keep a node from being empty nor meet PDBs on eviction.
+	OwnerDaemonSetAPIVersion   = "apps/v1"
+	OwnerDaemonSetKind         = "DaemonSet"
+	OwnerStatefulSetAPIVersion = "apps/v1"
+	OwnerStatefulSetKind       = "StatefulSet"
+	OwnerNodeAPIVersion        = "v1"
+	OwnerNodeKind              = "Node"
 )
 
 // Labels Karpenter's AWS provider derives from the instance type and that

@@ -93,6 +93,45 @@ func AdmissionRules() []admissionregistrationv1.RuleWithOperations {
 	return out
 }
 
+// MatchConditions keep from karpgate the writes it has nothing to judge, so
+// that a karpgate outage never blocks them: the API server evaluates them
+// (CEL) before calling the webhook, and a request that fails one is
+// admitted without the call, whatever the failure policy.
+//
+//   - not-being-deleted: every write to an object being deleted, such as
+//     Karpenter or a user removing its finalizers. Deleting must always
+//     finish.
+//   - judged-change: an UPDATE must change the spec, a label, or an
+//     annotation of karpgate's own (karpgate.io/, its waivers). Karpenter's
+//     own metadata writes (its hash annotations, a finalizer on an
+//     EC2NodeClass) change none of them and go through; a spec change still
+//     waits for karpgate, and is refused while it is down. Every label
+//     counts because karpgate.yaml may choose any label to mark production.
+//
+// CREATE always matches the second condition.
+func MatchConditions() []admissionregistrationv1.MatchCondition {
+	return []admissionregistrationv1.MatchCondition{
+		{Name: "not-being-deleted", Expression: `!has(object.metadata.deletionTimestamp)`},
+		{Name: "judged-change", Expression: judgedChange},
+	}
+}
+
+// karpgateAnnotationPrefix marks the annotations karpgate's rules read as
+// its own: waivers (karpenter.WaiverAnnotationPrefix) and the rollout guard.
+const karpgateAnnotationPrefix = "karpgate.io/"
+
+// judgedChange is true for an UPDATE that changes the spec, the labels, or
+// a karpgate.io/ annotation (added, changed or removed), and for every
+// other operation.
+const judgedChange = `request.operation != 'UPDATE' ||
+has(object.spec) != has(oldObject.spec) ||
+(has(object.spec) && object.spec != oldObject.spec) ||
+(has(object.metadata.labels) ? object.metadata.labels : {}) != (has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}) ||
+(has(object.metadata.annotations) && object.metadata.annotations.exists(k, k.startsWith('` + karpgateAnnotationPrefix + `') &&
+  (!has(oldObject.metadata.annotations) || !(k in oldObject.metadata.annotations) || oldObject.metadata.annotations[k] != object.metadata.annotations[k]))) ||
+(has(oldObject.metadata.annotations) && oldObject.metadata.annotations.exists(k, k.startsWith('` + karpgateAnnotationPrefix + `') &&
+  (!has(object.metadata.annotations) || !(k in object.metadata.annotations))))`
+
 func typeMeta(kind string) metav1.TypeMeta {
 	return metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: kind}
 }
@@ -111,6 +150,7 @@ func Validating(e Endpoint, p Policy) *admissionregistrationv1.ValidatingWebhook
 			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
 			TimeoutSeconds:          ptr.To(p.TimeoutSeconds),
 			AdmissionReviewVersions: []string{"v1"},
+			MatchConditions:         MatchConditions(),
 		}},
 	}
 }
@@ -131,6 +171,7 @@ func Mutating(e Endpoint, p Policy) *admissionregistrationv1.MutatingWebhookConf
 			AdmissionReviewVersions: []string{"v1"},
 			// karpgate's mutations do not depend on other webhooks' output.
 			ReinvocationPolicy: ptr.To(admissionregistrationv1.NeverReinvocationPolicy),
+			MatchConditions:    MatchConditions(),
 		}},
 	}
 }

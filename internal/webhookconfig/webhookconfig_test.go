@@ -43,6 +43,9 @@ func TestConfigurationsFollowTheServeContract(t *testing.T) {
 			if string(rules) != want {
 				t.Fatalf("rules %s\nwant %s", rules, want)
 			}
+			if len(v.MatchConditions) != 2 || len(m.MatchConditions) != 2 || v.MatchConditions[1].Name != "judged-change" {
+				t.Fatalf("match conditions %+v and %+v; both webhooks must skip what karpgate does not judge", v.MatchConditions, m.MatchConditions)
+			}
 			mrules, _ := json.Marshal(m.Rules)
 			if string(mrules) != want {
 				t.Fatalf("mutating rules %s", mrules)

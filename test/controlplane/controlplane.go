@@ -44,6 +44,9 @@ type ControlPlane struct {
 	Config         *rest.Config
 	KubeconfigPath string
 	AssetsDir      string
+	// EtcdURL is etcd's client address on loopback (plain HTTP), for tests
+	// that read what the API server stored.
+	EtcdURL string
 
 	env     *envtest.Environment
 	tempDir string
@@ -89,6 +92,9 @@ func Start(opts Options) (*ControlPlane, error) {
 		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
 	}
 	cp := &ControlPlane{Config: cfg, AssetsDir: assets, env: env, KubeconfigPath: opts.KubeconfigPath}
+	if etcd := env.ControlPlane.Etcd; etcd != nil && etcd.URL != nil {
+		cp.EtcdURL = etcd.URL.String()
+	}
 	if cp.KubeconfigPath == "" {
 		cp.tempDir, err = os.MkdirTemp("", "karpgate-controlplane-")
 		if err != nil {

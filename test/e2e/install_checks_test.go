@@ -151,6 +151,7 @@ func checkArgs(t *testing.T, args, extra []string) {
 		fmt.Sprintf("--port=%d", deploy.WebhookPort),
 		fmt.Sprintf("--health-addr=:%d", deploy.HealthPort),
 		fmt.Sprintf("--metrics-addr=:%d", deploy.MetricsPort),
+		"--metrics-secure=true",
 		"--config=" + deploy.ConfigPath,
 		"--policy=" + deploy.PolicyMountDir,
 		"--leader-elect=true",

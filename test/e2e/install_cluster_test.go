@@ -85,6 +85,10 @@ func checkServiceAccountAccess(t *testing.T, env *testenv.Env, namespace string)
 		{[]string{"patch", "events.events.k8s.io", "-n", "default"}, true},
 		{[]string{"create", "leases.coordination.k8s.io", "-n", namespace}, true},
 		{[]string{"update", "leases.coordination.k8s.io/" + deploy.LeaderElectionID, "-n", namespace}, true},
+		// Who calls /metrics and /status, and may they.
+		{[]string{"create", "tokenreviews.authentication.k8s.io"}, true},
+		{[]string{"create", "subjectaccessreviews.authorization.k8s.io"}, true},
+		{[]string{"get", "/metrics"}, false}, // reading them is the scraper's role, not karpgate's
 		{[]string{"delete", "nodepools.karpenter.sh"}, false},
 		{[]string{"create", "nodepools.karpenter.sh"}, false},
 		{[]string{"update", "nodeclaims.karpenter.sh"}, false},

@@ -41,17 +41,19 @@ type expectations struct {
 	args                           []string // serve arguments beyond the fixed ones
 }
 
+// The request timeout is four fifths of the shorter webhook timeout, so
+// karpgate answers before the API server gives up.
 var defaults = expectations{replicas: 2, validating: "Fail", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 10,
-	args: []string{"--controller=true", "--rollout-guard=false"}}
+	args: []string{"--controller=true", "--rollout-guard=false", "--request-timeout=8000ms"}}
 
 var renderings = []rendering{
-	{name: "kustomize base", namespace: deploy.Namespace, want: withObjects(defaults, 12), args: func(kubectl, _, root string) []string {
+	{name: "kustomize base", namespace: deploy.Namespace, want: withObjects(defaults, 14), args: func(kubectl, _, root string) []string {
 		return []string{kubectl, "kustomize", filepath.Join(root, "manifests", "base")}
 	}},
-	{name: "kustomize cert-manager overlay", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 16), args: func(kubectl, _, root string) []string {
+	{name: "kustomize cert-manager overlay", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 18), args: func(kubectl, _, root string) []string {
 		return []string{kubectl, "kustomize", filepath.Join(root, "manifests", "overlays", "cert-manager")}
 	}},
-	{name: "helm default values", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 15), args: func(_, helm, root string) []string {
+	{name: "helm default values", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 17), args: func(_, helm, root string) []string {
 		return []string{helm, "template", "karpgate", filepath.Join(root, "manifests", "charts", "karpgate"), "--namespace", deploy.Namespace}
 	}},
 }
@@ -64,13 +66,13 @@ func withObjects(e expectations, n int) expectations {
 // helmVariant is the chart with every value changed that has a template
 // branch, in a namespace of its own.
 var helmVariant = rendering{name: "helm without cert-manager", namespace: "platform", ca: "values", want: expectations{
-	objects: 10, replicas: 1, validating: "Ignore", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 3,
-	args: []string{"--controller=false", "--rollout-guard=true", "--environment=production"},
+	objects: 11, replicas: 1, validating: "Ignore", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 3,
+	args: []string{"--controller=false", "--rollout-guard=true", "--environment=production", "--request-timeout=2400ms"},
 }, args: func(_, helm, root string) []string {
 	return []string{helm, "template", "karpgate", filepath.Join(root, "manifests", "charts", "karpgate"), "--namespace", "platform",
 		"--set", "certManager.enabled=false", "--set", "caBundle=" + testCABundle,
 		"--set", "controller.enabled=false", "--set", "controller.rolloutGuard=true", "--set", "environment=production", "--set", "replicas=1",
-		"--set", "webhooks.validating.failurePolicy=Ignore", "--set", "webhooks.mutating.timeoutSeconds=3"}
+		"--set", "webhooks.validating.failurePolicy=Ignore", "--set", "webhooks.mutating.timeoutSeconds=3", "--set", "networkPolicy.enabled=false"}
 }}
 
 // testCABundle is base64 of a PEM header: the API server does not parse it

@@ -32,6 +32,9 @@ type Bundle struct {
 	CAPEM   []byte // for a webhook configuration's caBundle
 	CertPEM []byte
 	KeyPEM  []byte
+
+	caCert *x509.Certificate
+	caKey  *ecdsa.PrivateKey
 }
 
 // New signs a serving certificate for the given hosts (IP addresses or DNS
@@ -66,9 +69,23 @@ func New(hosts []string, validFor time.Duration) (*Bundle, error) {
 		return nil, err
 	}
 
+	b := &Bundle{CAPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), caCert: caCert, caKey: caKey}
+	return b, b.sign(hosts, notBefore, notAfter)
+}
+
+// Reissue signs a new serving certificate, with a new key, from the same
+// CA: what cert-manager does when it renews, so clients that trust the CA
+// keep trusting the server.
+func (b *Bundle) Reissue(hosts []string, validFor time.Duration) (*Bundle, error) {
+	notBefore := time.Now().Add(-time.Hour)
+	next := &Bundle{CAPEM: b.CAPEM, caCert: b.caCert, caKey: b.caKey}
+	return next, next.sign(hosts, notBefore, notBefore.Add(validFor+time.Hour))
+}
+
+func (b *Bundle) sign(hosts []string, notBefore, notAfter time.Time) error {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	template := &x509.Certificate{
 		SerialNumber: serial(),
@@ -85,19 +102,17 @@ func New(hosts []string, validFor time.Duration) (*Bundle, error) {
 			template.DNSNames = append(template.DNSNames, h)
 		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, template, caCert, &key.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, template, b.caCert, &key.PublicKey, b.caKey)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	keyDER, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return &Bundle{
-		CAPEM:   pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		KeyPEM:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
-	}, nil
+	b.CertPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	b.KeyPEM = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	return nil
 }
 
 func serial() *big.Int {

@@ -3,6 +3,7 @@ package localca
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -59,5 +60,29 @@ func TestBundleServesTLSTrustedOnlyThroughItsCA(t *testing.T) {
 func TestNewNeedsAHost(t *testing.T) {
 	if _, err := New(nil, time.Hour); err == nil {
 		t.Fatal("no hosts must be an error")
+	}
+}
+
+func TestReissueKeepsTheCA(t *testing.T) {
+	first, err := New([]string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := first.Reissue([]string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(second.CAPEM) != string(first.CAPEM) || string(second.CertPEM) == string(first.CertPEM) || string(second.KeyPEM) == string(first.KeyPEM) {
+		t.Fatal("a reissue must keep the CA and change the certificate and key")
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(first.CAPEM)
+	block, _ := pem.Decode(second.CertPEM)
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cert.Verify(x509.VerifyOptions{Roots: pool}); err != nil {
+		t.Fatalf("the reissued certificate does not verify against the first CA: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ package testenv
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -176,4 +177,49 @@ func logWriter(t testing.TB) io.Writer {
 	}
 	t.Logf("control plane logs: %s", f.Name())
 	return f
+}
+
+// EtcdctlEnv names the etcdctl `make etcdctl` built; the Makefile sets it.
+const EtcdctlEnv = "KARPGATE_ETCDCTL"
+
+// Etcdctl returns $KARPGATE_ETCDCTL, or the newest etcdctl `make etcdctl`
+// left under bin/etcdctl, so `go test` works after one `make etcdctl`.
+func Etcdctl(t testing.TB) string {
+	t.Helper()
+	if path := os.Getenv(EtcdctlEnv); path != "" {
+		return path
+	}
+	root, err := crdsource.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, _ := filepath.Glob(filepath.Join(root, "bin", "etcdctl", "*", "etcdctl"))
+	if len(found) == 0 {
+		t.Fatalf("no etcdctl under %s/bin/etcdctl: run `make etcdctl` (or `make test`, which builds it)", root)
+	}
+	sort.Strings(found)
+	return found[len(found)-1]
+}
+
+// StoredAPIVersion reads from etcd itself the apiVersion a cluster-scoped
+// custom resource is stored at: what the API server wrote, not what it
+// serves. found is false when etcd has no such object.
+func (e *Env) StoredAPIVersion(group, resource, name string) (apiVersion string, found bool) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	value, found, err := e.EtcdGet(ctx, Etcdctl(e.t), controlplane.EtcdKey(group, resource, name))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if !found {
+		return "", false
+	}
+	var stored struct {
+		APIVersion string `json:"apiVersion"`
+	}
+	if err := json.Unmarshal(value, &stored); err != nil {
+		e.t.Fatalf("etcd holds no JSON at %s: %v: %.200s", controlplane.EtcdKey(group, resource, name), err, value)
+	}
+	return stored.APIVersion, true
 }

@@ -62,7 +62,7 @@ func startBenchServer(b *testing.B) *benchServer {
 		Routes: []webhook.Route{
 			{Path: "/validate", Handler: NewValidatingWebhook(engines, logr.Discard())},
 			{Path: "/mutate", Handler: NewMutatingWebhook(engines, logr.Discard())},
-			{Path: "/fixed", Handler: newWebhook(fixed, logr.Discard())},
+			{Path: "/fixed", Handler: newWebhook(fixed, "fixed", logr.Discard())},
 		},
 	})
 	if err != nil {

@@ -4,7 +4,11 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+	admissionv1 "k8s.io/api/admission/v1"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/policies"
 )
 
 // Webhook names, as metric labels.
@@ -34,7 +38,7 @@ const (
 var (
 	requestsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "karpgate_admission_requests_total",
-		Help: "Admission requests by webhook (validate, mutate), kind, operation, verdict (allowed, denied, patched, error, skipped) and dry_run.",
+		Help: "Admission requests by webhook (validate, mutate), kind (NodePool, NodeClaim, EC2NodeClass or other), operation (CREATE, UPDATE, DELETE, CONNECT or other), verdict (allowed, denied, patched, error, skipped) and dry_run.",
 	}, []string{"webhook", "kind", "operation", "verdict", "dry_run"})
 	findingsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "karpgate_admission_decisions_total",
@@ -52,7 +56,29 @@ func init() {
 }
 
 func countRequest(webhook string, r review, verdict string) {
-	requestsTotal.WithLabelValues(webhook, r.kind, string(r.operation), verdict, strconv.FormatBool(r.dryRun)).Inc()
+	requestsTotal.WithLabelValues(webhook, kindLabel(r.kind), operationLabel(r.operation), verdict, strconv.FormatBool(r.dryRun)).Inc()
+}
+
+// otherLabel stands for any kind or operation karpgate does not know: the
+// request names them, and a label must not take every value a client
+// sends.
+const otherLabel = "other"
+
+func kindLabel(kind string) string {
+	for _, k := range karpenter.Kinds {
+		if k.Kind == kind {
+			return kind
+		}
+	}
+	return otherLabel
+}
+
+func operationLabel(op policies.Operation) string {
+	switch admissionv1.Operation(op) {
+	case admissionv1.Create, admissionv1.Update, admissionv1.Delete, admissionv1.Connect:
+		return string(op)
+	}
+	return otherLabel
 }
 
 func countFinding(webhook string, r review, rule, action string) {

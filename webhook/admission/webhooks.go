@@ -9,19 +9,23 @@ import (
 
 // NewValidatingWebhook is the http.Handler for the validating endpoint.
 func NewValidatingWebhook(engines Engines, log logr.Logger) http.Handler {
-	return newWebhook(&Validator{Engines: engines, Log: log}, log)
+	return newWebhook(&Validator{Engines: engines, Log: log}, validating, log)
 }
 
 // NewMutatingWebhook is the http.Handler for the mutating endpoint.
 func NewMutatingWebhook(engines Engines, log logr.Logger) http.Handler {
-	return newWebhook(&Mutator{Engines: engines, Log: log}, log)
+	return newWebhook(&Mutator{Engines: engines, Log: log}, mutating, log)
 }
 
-// newWebhook lets controller-runtime decode the AdmissionReview (v1 and
-// v1beta1), answer malformed bodies with an error review, recover panics,
-// and encode the response.
-func newWebhook(h ctrladmission.Handler, log logr.Logger) http.Handler {
-	hook := (&ctrladmission.Webhook{Handler: h}).WithRecoverPanic(true)
-	handler, _ := ctrladmission.StandaloneWebhook(hook, ctrladmission.StandaloneOptions{Logger: log})
-	return handler
+// newWebhook decodes the AdmissionReview (v1 and v1beta1), answers
+// malformed bodies with an error review, recovers panics, and encodes the
+// response; see reviewServer.
+func newWebhook(h ctrladmission.Handler, webhook string, log logr.Logger) http.Handler {
+	return reviewServer{handler: h, webhook: webhook, log: log}
 }
+
+// MemoryFactor is what one byte of an admission review costs at peak while
+// it is judged: the body, the objects' raw copies, the objects decoded,
+// and the same again as the policy engine's input
+// (BenchmarkReviewMemory measures it).
+const MemoryFactor = 10

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"runtime/debug"
 	"strings"
 
 	"github.com/go-logr/logr"
@@ -17,11 +18,24 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/karpgate/karpgate/conversion"
+	"github.com/karpgate/karpgate/internal/jsonerror"
+	"github.com/karpgate/karpgate/internal/serving"
 )
 
 // DefaultMaxRequestBytes bounds a review body. The API server sends whole
 // lists in one review, so this is well above one object's etcd limit (1.5 MiB).
 const DefaultMaxRequestBytes = 32 << 20
+
+// MaxObjectBytes bounds one object of a review. Decoded, an object takes
+// several times its JSON; etcd stores none above 1.5 MiB, so a larger one
+// is not the API server's.
+const MaxObjectBytes = 3 << 20
+
+// MemoryFactor is what one byte of a review costs at peak while it is
+// converted: the body, each object's raw copy, the converted objects (v1
+// is larger than v1beta1) and one object decoded at a time
+// (BenchmarkReviewMemory measures it).
+const MemoryFactor = 6
 
 // Review API versions the API server may send, depending on the CRD's
 // conversionReviewVersions; both have the same JSON shape.
@@ -58,17 +72,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if limit <= 0 {
 		limit = DefaultMaxRequestBytes
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	body, err := serving.ReadBody(w, r, limit)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("ConversionReview larger than %d bytes", limit))
 			return
 		}
-		httpError(w, http.StatusBadRequest, "reading the request: "+err.Error())
+		// Net errors carry socket addresses: they stay in the log.
+		h.Log.Info("reading a ConversionReview failed", "error", err.Error())
+		httpError(w, http.StatusBadRequest, "the request body could not be read")
 		return
 	}
-	review, err := decodeReview(body)
+	review, err := h.decodeReview(body)
 	if err != nil {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
@@ -76,22 +92,65 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := review.Request
 	review.Request = nil
 	review.Response = h.review(r.Context(), req)
+	req.Objects = nil // the converted objects replace them; let them go
 	if review.Response.Result.Status == metav1.StatusFailure {
-		h.Log.Info("conversion failed", "uid", req.UID, "desiredAPIVersion", req.DesiredAPIVersion, "objects", len(req.Objects), "message", review.Response.Result.Message)
-	}
-	out, err := json.Marshal(review)
-	if err != nil {
-		httpError(w, http.StatusInternalServerError, "encoding the response: "+err.Error())
-		return
+		h.Log.Info("conversion failed", "uid", req.UID, "desiredAPIVersion", req.DesiredAPIVersion, "message", review.Response.Result.Message)
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(out)
+	if err := writeReview(w, review); err != nil {
+		h.Log.Info("writing the ConversionReview response failed", "uid", req.UID, "error", err.Error())
+	}
 }
 
-func decodeReview(body []byte) (*apiextensionsv1.ConversionReview, error) {
+// writeReview writes the answer object by object: encoding it whole would
+// hold a second copy of every converted object until the last byte left.
+func writeReview(w io.Writer, review *apiextensionsv1.ConversionReview) error {
+	resp := review.Response
+	result, err := json.Marshal(resp.Result)
+	if err != nil {
+		return err
+	}
+	out := errWriter{w: w}
+	out.write([]byte(`{"apiVersion":`), quote(review.APIVersion), []byte(`,"kind":`), quote(review.Kind),
+		[]byte(`,"response":{"uid":`), quote(string(resp.UID)), []byte(`,"convertedObjects":[`))
+	for i, obj := range resp.ConvertedObjects {
+		if i > 0 {
+			out.write([]byte{','})
+		}
+		out.write(obj.Raw)
+	}
+	out.write([]byte(`],"result":`), result, []byte("}}\n"))
+	return out.err
+}
+
+// errWriter keeps the first write error and skips the writes after it.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) write(parts ...[]byte) {
+	for _, p := range parts {
+		if e.err == nil {
+			_, e.err = e.w.Write(p)
+		}
+	}
+}
+
+func quote(s string) []byte {
+	b, _ := json.Marshal(s) // a string always encodes
+	return b
+}
+
+func (h *Handler) decodeReview(body []byte) (*apiextensionsv1.ConversionReview, error) {
 	review := &apiextensionsv1.ConversionReview{}
 	if err := json.Unmarshal(body, review); err != nil {
-		return nil, fmt.Errorf("the body is not a ConversionReview: %w", err)
+		detail, ok := jsonerror.Describe(err)
+		if !ok {
+			h.Log.Info("undecodable ConversionReview", "error", err.Error())
+			detail = "it does not decode (the details are in karpgate's log)"
+		}
+		return nil, fmt.Errorf("the body is not a ConversionReview: %s", detail)
 	}
 	if review.Kind != "ConversionReview" || !reviewAPIVersions[review.APIVersion] {
 		return nil, fmt.Errorf("want a ConversionReview of apiextensions.k8s.io/v1 or v1beta1, got kind %q apiVersion %q", review.Kind, review.APIVersion)
@@ -118,9 +177,11 @@ func (h *Handler) review(ctx context.Context, req *apiextensionsv1.ConversionReq
 func (h *Handler) convertAll(ctx context.Context, req *apiextensionsv1.ConversionRequest) (converted []runtime.RawExtension, err error) {
 	defer func() {
 		// The library is fuzzed not to panic; this keeps one bad object
-		// from taking the server down should that ever be wrong.
+		// from taking the server down should that ever be wrong. What the
+		// panic says stays in the log.
 		if p := recover(); p != nil {
-			converted, err = nil, fmt.Errorf("internal error converting to %s: %v", req.DesiredAPIVersion, p)
+			h.Log.Error(fmt.Errorf("panic: %v", p), "converting a review panicked", "uid", req.UID, "desiredAPIVersion", req.DesiredAPIVersion, "stack", string(debug.Stack()))
+			converted, err = nil, fmt.Errorf("karpgate hit an internal error converting to %s; the details are in its log", req.DesiredAPIVersion)
 		}
 	}()
 	desired, err := schema.ParseGroupVersion(req.DesiredAPIVersion)
@@ -134,6 +195,9 @@ func (h *Handler) convertAll(ctx context.Context, req *apiextensionsv1.Conversio
 	opts := conversion.Options{NodePools: newMemo(h.NodePools)}
 	converted = make([]runtime.RawExtension, 0, len(req.Objects))
 	for i, raw := range req.Objects {
+		if len(raw.Raw) > MaxObjectBytes {
+			return nil, fmt.Errorf("objects[%d]: %d bytes, over the %d-byte limit for one object (etcd stores at most 1.5 MiB)", i, len(raw.Raw), MaxObjectBytes)
+		}
 		obj, err := conversion.DecodeObject(raw.Raw)
 		if err != nil {
 			return nil, fmt.Errorf("objects[%d]: %w", i, err)
@@ -153,6 +217,7 @@ func (h *Handler) convertAll(ctx context.Context, req *apiextensionsv1.Conversio
 			return nil, fmt.Errorf("objects[%d]: encoding: %w", i, err)
 		}
 		converted = append(converted, runtime.RawExtension{Raw: data})
+		req.Objects[i].Raw = nil // converted: the original can go
 	}
 	return converted, nil
 }

@@ -117,6 +117,11 @@ func TestReviewLooksEachNodePoolUpOnce(t *testing.T) {
 	}
 }
 
+// panics is a converter with a bug; what it says must not reach the client.
+func panics(context.Context, map[string]any, string, conversion.Options) (map[string]any, error) {
+	panic("secret at 10.0.0.7:8443 in a nil map")
+}
+
 func TestReviewFailures(t *testing.T) {
 	oversteps := func(ctx context.Context, obj map[string]any, to string, opts conversion.Options) (map[string]any, error) {
 		out, err := conversion.Convert(ctx, obj, to, opts)
@@ -148,6 +153,9 @@ func TestReviewFailures(t *testing.T) {
 		{"a converter that changes metadata beyond labels and annotations", &Handler{convert: oversteps},
 			reviewBody("apiextensions.k8s.io/v1", "karpenter.sh/v1", nodePoolA),
 			"objects[0]: refusing the conversion: metadata.resourceVersion: changed by the conversion"},
+		{"a converter that panics", &Handler{convert: panics},
+			reviewBody("apiextensions.k8s.io/v1", "karpenter.sh/v1", nodePoolA),
+			"karpgate hit an internal error converting to karpenter.sh/v1; the details are in its log"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -162,6 +170,9 @@ func TestReviewFailures(t *testing.T) {
 			if len(resp.ConvertedObjects) != 0 || resp.UID == "" {
 				t.Fatalf("a failed review must carry the uid and no objects: %+v", resp)
 			}
+			if strings.Contains(resp.Result.Message, "secret") || strings.Contains(resp.Result.Message, "10.0.0.7") {
+				t.Fatalf("the panic reached the client: %s", resp.Result.Message)
+			}
 		})
 	}
 }
@@ -175,7 +186,8 @@ func TestBadRequests(t *testing.T) {
 	}{
 		{"GET", http.MethodGet, "application/json", "", 0, http.StatusMethodNotAllowed, "must be POSTed"},
 		{"YAML", http.MethodPost, "application/yaml", "{}", 0, http.StatusUnsupportedMediaType, `Content-Type "application/yaml"`},
-		{"not JSON", http.MethodPost, "application/json", "{", 0, http.StatusBadRequest, "not a ConversionReview"},
+		{"not JSON", http.MethodPost, "application/json", "{", 0, http.StatusBadRequest, "the body is not a ConversionReview: the JSON ends early"},
+		{"request is a list", http.MethodPost, "application/json", `{"request":[]}`, 0, http.StatusBadRequest, "the body is not a ConversionReview: request is a JSON array where an object belongs"},
 		{"another kind", http.MethodPost, "application/json; charset=utf-8", `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{}}`, 0, http.StatusBadRequest, `got kind "AdmissionReview"`},
 		{"no request", http.MethodPost, "application/json", `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview"}`, 0, http.StatusBadRequest, "has no request"},
 		{"too large", http.MethodPost, "application/json", reviewBody("apiextensions.k8s.io/v1", "karpenter.sh/v1", nodePoolA), 100, http.StatusRequestEntityTooLarge, "larger than 100 bytes"},
@@ -188,6 +200,9 @@ func TestBadRequests(t *testing.T) {
 			(&Handler{MaxRequestBytes: tt.limit}).ServeHTTP(rec, req)
 			if rec.Code != tt.code || !strings.Contains(rec.Body.String(), tt.want) {
 				t.Fatalf("got %d %q, want %d containing %q", rec.Code, rec.Body, tt.code, tt.want)
+			}
+			if strings.Contains(rec.Body.String(), "Go ") || strings.Contains(rec.Body.String(), "v1.Conversion") {
+				t.Fatalf("the answer names Go types: %s", rec.Body)
 			}
 		})
 	}

@@ -2,7 +2,10 @@ package conversion
 
 import (
 	"context"
+	"errors"
 	"sync"
+
+	"github.com/go-logr/logr"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,6 +24,9 @@ const v1ExpireAfterDefault = "720h"
 // ClientNodePools reads NodePools from the cluster as v1 through reader.
 type ClientNodePools struct {
 	Reader client.Reader
+	// Log receives the errors whose text names sockets (a failed dial);
+	// the review's message says only that the API server was not reached.
+	Log logr.Logger
 }
 
 var nodePoolV1GVK = schema.GroupVersionKind{Group: karpenter.CoreGroup, Version: karpenter.V1, Kind: karpenter.KindNodePool}
@@ -34,7 +40,12 @@ func (c ClientNodePools) ExpireAfter(ctx context.Context, name string) (string, 
 		if apierrors.IsNotFound(err) {
 			return "", false, nil
 		}
-		return "", false, err
+		var status apierrors.APIStatus
+		if errors.As(err, &status) {
+			return "", false, err // the API server's own words
+		}
+		c.Log.Error(err, "reading a NodePool for a conversion", "nodePool", name)
+		return "", false, errors.New("the API server could not be reached (karpgate's log has the details)")
 	}
 	value, found, err := unstructured.NestedString(np.Object, "spec", "template", "spec", "expireAfter")
 	if err != nil {

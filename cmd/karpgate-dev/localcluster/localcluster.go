@@ -161,7 +161,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	serveOpts.RestConfig, serveOpts.Log = c.Config, fileLogger(logFile)
 	serveOpts.CertDir, serveOpts.Host, serveOpts.Port = certDir, "127.0.0.1", ports[0]
 	serveOpts.HealthAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
-	serveOpts.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[2])
+	// Plain HTTP on loopback, so a developer (or a test) can read
+	// /metrics without a token.
+	serveOpts.MetricsAddr, serveOpts.MetricsSecure = "127.0.0.1:"+strconv.Itoa(ports[2]), false
 	serveOpts.ConfigPath, serveOpts.PolicyDirs = c.ConfigPath, opts.PolicyDirs
 	// One process, so nothing to elect.
 	serveOpts.Controller, serveOpts.LeaderElect = opts.Controller, false
@@ -200,6 +202,18 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 func (c *Cluster) write(path string) string {
 	c.written = append(c.written, path)
 	return path
+}
+
+// StopServe stops karpgate serve, letting requests in flight finish, and
+// leaves the API server running with karpgate's webhooks and conversion
+// still registered: a karpgate outage as the cluster sees it.
+func (c *Cluster) StopServe() error {
+	if c.stopServe == nil {
+		return nil
+	}
+	err := c.stopServe()
+	c.stopServe = nil
+	return err
 }
 
 // Stop stops Karpenter's stack, karpgate serve, then the control plane, and

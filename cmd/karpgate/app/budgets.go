@@ -19,9 +19,10 @@ const ExitInvalidBudgets = 1
 
 type budgetsOptions struct {
 	nodes, disrupting int
-	from, to, now, tz string
+	from, to, now     string
 	format, svg       string
 	at                []string
+	display           displayFlags
 }
 
 func newBudgetsCommand(s Streams) *cobra.Command {
@@ -41,7 +42,11 @@ Input is files, folders (recursively) and - for stdin, as for lint. v1beta1
 NodePools are read as Karpenter v1 converts them (budgets have the same
 fields; each applies to every reason); run 'karpgate convert' to migrate.
 
---tz only changes how times are displayed; the maths stays in UTC.
+--timezone (or timezone in the karpgate.yaml given with --config) only changes
+how times are displayed; the maths stays in UTC, as Karpenter's does. Every
+daylight-saving shift of that zone within the range is called out, with what
+each scheduled window's UTC time reads as before and after it ("09:00 UTC is
+10:00 CET until 29 March, then 11:00 CEST").
 
 Exit codes:
   0  every budget is valid
@@ -49,7 +54,7 @@ Exit codes:
      reject, or that make Karpenter block every voluntary disruption
   3  usage error, unreadable input, or no NodePool in the input`,
 		Example: `  karpgate budgets nodepools/ --nodes 40
-  karpgate budgets pool.yaml --nodes 12 --disrupting 1 --tz Europe/Paris --svg budgets.svg
+  karpgate budgets pool.yaml --nodes 12 --disrupting 1 --timezone Europe/Paris --svg budgets.svg
   karpgate budgets pool.yaml --format json --at 2025-01-06T10:00:00Z --at 2025-01-06T18:00:00Z`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -61,7 +66,10 @@ Exit codes:
 	f.IntVar(&o.disrupting, "disrupting", 0, "nodes already being disrupted (subtracted from every allowance)")
 	f.StringVar(&o.from, "from", "", "start of the timeline, RFC 3339 (default now)")
 	f.StringVar(&o.to, "to", "", "end of the timeline, RFC 3339 (default 7 days after --from)")
-	f.StringVar(&o.tz, "tz", "UTC", "IANA time zone to display times in; the maths stays in UTC")
+	o.display.register(f)
+	// --tz was the flag's first name; scripts may still use it.
+	f.StringVar(&o.display.timezone, "tz", "", "the same as --timezone")
+	_ = f.MarkHidden("tz")
 	f.StringVarP(&o.format, "format", "o", "text", "output format: text or json")
 	f.StringArrayVar(&o.at, "at", nil, "instant (RFC 3339) to report allowances at, repeatable (json; default --from)")
 	f.StringVar(&o.svg, "svg", "", "also write an SVG chart to this file")
@@ -112,9 +120,9 @@ func (o budgetsOptions) explainOptions() (explain.Options, error) {
 	if o.nodes < 0 || o.disrupting < 0 {
 		return opts, fmt.Errorf("--nodes and --disrupting cannot be negative")
 	}
-	loc, err := time.LoadLocation(o.tz)
+	loc, err := o.display.location()
 	if err != nil {
-		return opts, fmt.Errorf("--tz %q: %w", o.tz, err)
+		return opts, err
 	}
 	opts.Location = loc
 	opts.Now = time.Now().UTC().Truncate(time.Minute)

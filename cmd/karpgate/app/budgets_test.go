@@ -57,9 +57,25 @@ func TestBudgetsCommand(t *testing.T) {
 		},
 		{
 			name:     "display zone moves the clock times, not the windows",
-			args:     []string{"budgets", budgetFixtures, week, "--tz", "Asia/Tokyo"},
+			args:     []string{"budgets", budgetFixtures, week, "--timezone", "Asia/Tokyo"},
 			wantCode: 1,
 			want:     []string{"Mon 06 Jan 09:00 to Mon 13 Jan 09:00 Asia/Tokyo (JST); Karpenter computes in UTC", "    Mon 06 Jan 18:00 → Tue 07 Jan 02:00  0"},
+		},
+		{
+			name:     "karpgate.yaml's timezone, and the spring shift called out",
+			args:     []string{"budgets", budgetFixtures, "--from=2025-03-24T00:00:00Z", "--config=testdata/paris.yaml"},
+			wantCode: 1,
+			want: []string{
+				"Mon 24 Mar 01:00 to Mon 31 Mar 02:00 Europe/Paris (CET); Karpenter computes in UTC",
+				"clocks change on 30 March at 03:00, CET (UTC+01:00) to CEST (UTC+02:00)",
+				"local time: opens 09:00 UTC is 10:00 CET until 30 March, then 11:00 CEST",
+			},
+		},
+		{
+			name:     "--timezone wins over karpgate.yaml",
+			args:     []string{"budgets", budgetFixtures, week, "--config=testdata/paris.yaml", "--timezone=UTC"},
+			wantCode: 1,
+			want:     []string{"Mon 06 Jan 00:00 to Mon 13 Jan 00:00 UTC\n"},
 		},
 		{
 			name:     "stdin and a default range from --now",
@@ -72,7 +88,10 @@ func TestBudgetsCommand(t *testing.T) {
 		{name: "from after to", args: []string{"budgets", budgetFixtures, week, "--to=2025-01-05T00:00:00Z"}, wantCode: 3, wantErr: "must be before --to"},
 		{name: "a year and more", args: []string{"budgets", budgetFixtures, week, "--to=2027-01-05T00:00:00Z"}, wantCode: 3, wantErr: "spans more than 366 days"},
 		{name: "bad format", args: []string{"budgets", budgetFixtures, "--format=yaml"}, wantCode: 3, wantErr: `--format "yaml": want text or json`},
-		{name: "bad zone", args: []string{"budgets", budgetFixtures, "--tz=Mars/Olympus"}, wantCode: 3, wantErr: `--tz "Mars/Olympus"`},
+		{name: "bad zone", args: []string{"budgets", budgetFixtures, "--timezone=Mars/Olympus"}, wantCode: 3, wantErr: `--timezone: "Mars/Olympus" is not a time zone karpgate knows`},
+		{name: "bad zone, old flag name", args: []string{"budgets", budgetFixtures, "--tz=Mars/Olympus"}, wantCode: 3, wantErr: `--timezone: "Mars/Olympus"`},
+		{name: "bad zone in karpgate.yaml", args: []string{"budgets", budgetFixtures, "--config=testdata/bad-timezone.yaml"}, wantCode: 3, wantErr: `testdata/bad-timezone.yaml:3:1: timezone: "CEST" is not a time zone karpgate knows`},
+		{name: "missing karpgate.yaml", args: []string{"budgets", budgetFixtures, "--config=testdata/nope.yaml"}, wantCode: 3, wantErr: `--config testdata/nope.yaml: no such file`},
 		{name: "negative nodes", args: []string{"budgets", budgetFixtures, "--nodes=-1"}, wantCode: 3, wantErr: "cannot be negative"},
 		{name: "not a number", args: []string{"budgets", budgetFixtures, "--nodes=many"}, wantCode: 3, wantErr: "invalid argument"},
 		{name: "missing file", args: []string{"budgets", "testdata/budgets/nope.yaml"}, wantCode: 3, wantErr: "nope.yaml"},
@@ -187,7 +206,7 @@ func TestBudgetsSVG(t *testing.T) {
 
 func TestBudgetsHelpDocumentsExitCodes(t *testing.T) {
 	_, out, _ := runKarpgate(t, "", "budgets", "--help")
-	for _, want := range []string{"Exit codes:", "0  every budget is valid", "1  a NodePool has budgets", "3  usage error", "--tz", "the maths stays in UTC"} {
+	for _, want := range []string{"Exit codes:", "0  every budget is valid", "1  a NodePool has budgets", "3  usage error", "--timezone", "the maths stays in UTC", "09:00 UTC is\n10:00 CET until 29 March, then 11:00 CEST"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--help lacks %q", want)
 		}

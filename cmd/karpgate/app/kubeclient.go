@@ -43,9 +43,23 @@ func (k *kubeFlags) client() (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: state.NewScheme()})
+	c, err := client.New(state.RESTConfig(cfg), client.Options{Scheme: state.NewScheme()})
 	if err != nil {
 		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("connecting to %s: %w", cfg.Host, err)}
 	}
 	return c, nil
+}
+
+// apiClient returns a direct client for Kubernetes' own types and
+// unstructured objects of any kind, and the API server's address.
+func (k *kubeFlags) apiClient() (client.Client, string, error) {
+	cfg, err := k.restConfig()
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return nil, "", &ExitError{Code: ExitUsage, Err: fmt.Errorf("connecting to %s: %w", cfg.Host, err)}
+	}
+	return c, cfg.Host, nil
 }

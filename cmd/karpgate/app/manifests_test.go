@@ -19,14 +19,14 @@ func TestManifests(t *testing.T) {
 		want     string // in stdout for exit 0, in stderr otherwise
 	}{
 		{"check before writing", nil, []string{"manifests", "--out", dir, "--check"}, 1, "base/deployment.yaml: missing"},
-		{"write", nil, []string{"manifests", "--out", dir}, ExitOK, "wrote 35 files under " + dir},
-		{"check after writing", nil, []string{"manifests", "--out", dir, "--check"}, ExitOK, "is up to date (35 files)"},
+		{"write", nil, []string{"manifests", "--out", dir}, ExitOK, "wrote 37 files under " + dir},
+		{"check after writing", nil, []string{"manifests", "--out", dir, "--check"}, ExitOK, "is up to date (37 files)"},
 		{"check after a hand edit", func(t *testing.T) {
 			if err := os.WriteFile(deployment, []byte("replicas: 1\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{"manifests", "--out", dir, "--check"}, 1, "is stale; run `make manifests`:\n  base/deployment.yaml: differs"},
-		{"write repairs it", nil, []string{"manifests", "--out", dir}, ExitOK, "wrote 35 files"},
+		{"write repairs it", nil, []string{"manifests", "--out", dir}, ExitOK, "wrote 37 files"},
 		{"no folder", nil, []string{"manifests", "--out", ""}, ExitUsage, "--out is empty"},
 		{"arguments", nil, []string{"manifests", "extra"}, ExitUsage, "unknown command"},
 	}

@@ -2,7 +2,7 @@ package app
 
 import (
 	"errors"
-	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -10,51 +10,99 @@ import (
 	"github.com/karpgate/karpgate/disruption/guard"
 )
 
-// Exit codes of resume.
-const (
-	// ExitResumeRefused: karpgate could not tell its budget from the user's
-	// and changed nothing.
-	ExitResumeRefused = 1
-)
+// ExitResumeRefused is resume's exit code when karpgate could not tell its
+// budget from the user's and changed nothing.
+const ExitResumeRefused = 1
 
 func newResumeCommand(s Streams) *cobra.Command {
-	var kube kubeFlags
+	var (
+		kube kubeFlags
+		sel  selectionFlags
+	)
 	cmd := &cobra.Command{
-		Use:   "resume NODEPOOL",
-		Short: "Lift the rollout guard's hold on a NodePool's drift rollout",
-		Long: `resume removes the budget {nodes: "0", reasons: [Drifted]} that karpgate's rollout
-guard added to the NodePool, and only that one: the NodePool's
-karpgate.io/rollout-guard annotation records the budget and its index, and
-the budget there is removed only if it still has that value. A budget of
-yours with the same value stays. If the budget is no longer where karpgate
-put it but an equal one exists elsewhere, nothing changes (exit 1) and you
-remove the budget you no longer want by hand.
+		Use:   "resume [NODEPOOL...] (--all | --selector S)",
+		Short: "Lift karpgate's hold on drift: a freeze or the rollout guard's",
+		Long: `resume removes the budget {nodes: "0", reasons: [Drifted]} that karpgate added to
+each chosen NodePool (by ` + "`karpgate freeze`" + ` or by the rollout guard), and only
+that one: the NodePool's karpgate.io/rollout-guard annotation records the
+budget and its index, and the budget there is removed only if it still has
+that value. A budget of yours with the same value stays. If the budget is no
+longer where karpgate put it but an equal one exists elsewhere, that NodePool
+is left unchanged (exit 1) and you remove the budget you no longer want by
+hand. NodePools karpgate does not hold are left alone.
 
-NodeClaims launched before the resume no longer trip the guard.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := kube.client()
+NodeClaims launched before the resume no longer trip the rollout guard.
+
+Exit codes:
+  0  every chosen NodePool is free of karpgate's hold
+  1  some NodePools could not be resumed (each is named with why)
+  3  usage error, a named NodePool that does not exist, or the NodePools
+     cannot be listed`,
+		Example: `  karpgate resume payments
+  karpgate resume --all
+  karpgate resume --selector team=payments --dry-run`,
+		RunE: func(cmd *cobra.Command, names []string) error {
+			selection, err := sel.selection(names)
+			if err != nil {
+				return &ExitError{Code: ExitUsage, Err: err}
+			}
+			c, err := sel.client(&kube)
 			if err != nil {
 				return err
 			}
-			outcome, marker, err := guard.Release(cmd.Context(), c, args[0], time.Now())
+			results, err := guard.ResumeAll(cmd.Context(), c, selection, time.Now())
 			if err != nil {
-				if errors.Is(err, guard.ErrAmbiguous) {
-					return &ExitError{Code: ExitResumeRefused, Err: err}
-				}
 				return &ExitError{Code: ExitUsage, Err: err}
 			}
-			switch outcome {
-			case guard.NotHeld:
-				fmt.Fprintf(s.Out, "NodePool %s: the rollout guard does not hold it; nothing changed\n", args[0])
-			case guard.AlreadyGone:
-				fmt.Fprintf(s.Out, "NodePool %s: karpgate's budget had already been removed; cleared the guard's record\n", args[0])
-			case guard.Removed:
-				fmt.Fprintf(s.Out, "NodePool %s: removed karpgate's budget spec.disruption.budgets[%d]; drift disruptions follow your budgets again\n", args[0], marker.Index)
+			// One named NodePool keeps the single command's exit codes.
+			if len(names) == 1 && len(results) == 1 && results[0].Err != nil {
+				code := ExitUsage
+				if errors.Is(results[0].Err, guard.ErrAmbiguous) {
+					code = ExitResumeRefused
+				}
+				return &ExitError{Code: code, Err: results[0].Err}
 			}
-			return nil
+			return reportResume(s.Out, results, sel.dryRun)
 		},
 	}
 	kube.register(cmd.Flags())
+	sel.register(cmd.Flags(), "be lifted")
 	return cmd
+}
+
+func reportResume(w io.Writer, results []guard.Result, dryRun bool) error {
+	out := &printer{w: w}
+	would := ""
+	if dryRun {
+		would = "would have "
+	}
+	lifted := 0
+	for _, r := range results {
+		switch {
+		case r.Err != nil:
+			out.printf("NodePool %s: not resumed: %v\n", r.NodePool, r.Err)
+		case r.Outcome == guard.NotHeld:
+			out.printf("NodePool %s: karpgate does not hold it; nothing changed\n", r.NodePool)
+		case r.Outcome == guard.AlreadyGone:
+			lifted++
+			out.printf("NodePool %s: karpgate's budget had already been removed; %scleared the record of %s\n", r.NodePool, would, r.Lifted.Holder())
+		case r.Outcome == guard.Removed:
+			lifted++
+			out.printf("NodePool %s: %sremoved karpgate's budget spec.disruption.budgets[%d] (%s); drift disruptions follow your budgets again\n", r.NodePool, would, r.Lifted.Index, r.Lifted.Holder())
+		}
+	}
+	if len(results) > 1 || dryRun {
+		verb := "resumed"
+		if dryRun {
+			verb = "would resume (dry run: nothing changed)"
+		}
+		out.printf("%s %d of %d NodePool(s)\n", verb, lifted, len(results))
+	}
+	if out.err != nil {
+		return out.err
+	}
+	if guard.Failed(results) {
+		return &ExitError{Code: ExitNotAllChanged}
+	}
+	return nil
 }

@@ -59,11 +59,15 @@ admission webhook), and explains what disruption budgets allow.`,
 	root.AddCommand(newServeCommand(s))
 	root.AddCommand(newConvertCommand(s))
 	root.AddCommand(newStatusCommand(s))
+	root.AddCommand(newExplainCommand(s))
+	root.AddCommand(newFreezeCommand(s))
 	root.AddCommand(newResumeCommand(s))
 	root.AddCommand(newLintCommand(s))
 	root.AddCommand(newVerifyCommand(s))
 	root.AddCommand(newBudgetsCommand(s))
 	root.AddCommand(newManifestsCommand(s))
+	root.AddCommand(newPreflightCommand(s))
+	root.AddCommand(newMigrateStorageCommand(s))
 	for _, f := range extra {
 		root.AddCommand(f(s))
 	}

@@ -23,6 +23,7 @@ func newServeCommand(s Streams) *cobra.Command {
 	opts := serve.Defaults()
 	var kube kubeFlags
 	maxBytes := byteSize(opts.MaxRequestBytes)
+	memoryLimit, memoryLimitErr := memoryLimitFromEnv()
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve karpgate's admission and conversion webhooks, and run the disruption loop",
@@ -38,21 +39,35 @@ func newServeCommand(s Streams) *cobra.Command {
 The serving certificate is read from --cert-dir (tls.crt, tls.key) and reloaded
 when it changes; karpgate.yaml (--config) and the --policy and --data folders
 are reloaded too, and a version that does not compile is rejected while the
-last good one stays in use. Plain HTTP: /healthz and /readyz on --health-addr,
-/metrics and /status on --metrics-addr.
+last good one stays in use. /healthz and /readyz answer plain HTTP on
+--health-addr. /metrics, /status and /explain (?nodeclaim=NAME or ?node=NAME,
+&format=text) answer on --metrics-addr over HTTPS with the serving
+certificate, and only to callers the API server authenticates and authorizes
+for get on the path (ClusterRole ` + deploy.MetricsReaderClusterRole + `);
+--metrics-secure=false serves them as plain HTTP on loopback instead. Times in
+Events and /explain read in karpgate.yaml's timezone as well as UTC.
 
-The disruption loop (--controller) runs on the elected leader only; every
-replica serves the webhooks. The cluster is reached with --kubeconfig,
-$KUBECONFIG, ~/.kube/config or the pod's service account.`,
+Requests take a slot (--max-concurrent-requests) and reserve memory before
+their body is read; the memory budget and the Go heap limit come from
+--memory-limit (the Deployment passes the container's limit in $` + deploy.MemoryLimitEnv + `).
+
+The disruption loop (--controller) runs on the elected leader only, in a
+manager of its own; every replica serves the webhooks. A replica that loses
+the Lease drains its webhooks as on SIGTERM and exits, to be restarted. The
+cluster is reached with --kubeconfig, $KUBECONFIG, ~/.kube/config or the pod's
+service account.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if memoryLimitErr != nil && !cmd.Flags().Changed("memory-limit") {
+				return &ExitError{Code: ExitUsage, Err: memoryLimitErr}
+			}
 			cfg, err := kube.restConfig()
 			if err != nil {
 				return err
 			}
-			opts.RestConfig, opts.Log, opts.MaxRequestBytes = cfg, newLogger(s), int64(maxBytes)
+			opts.RestConfig, opts.Log, opts.MaxRequestBytes, opts.MemoryLimit = cfg, newLogger(s), int64(maxBytes), int64(memoryLimit.byteSize)
 			if err := checkServeOptions(opts); err != nil {
 				return &ExitError{Code: ExitUsage, Err: err}
 			}
@@ -64,7 +79,10 @@ $KUBECONFIG, ~/.kube/config or the pod's service account.`,
 	f.StringVar(&opts.Host, "host", opts.Host, "address the webhooks listen on (default every interface)")
 	f.IntVar(&opts.Port, "port", opts.Port, "port the webhooks listen on (HTTPS)")
 	f.StringVar(&opts.HealthAddr, "health-addr", opts.HealthAddr, `address of /healthz and /readyz (plain HTTP); "0" turns them off`)
-	f.StringVar(&opts.MetricsAddr, "metrics-addr", opts.MetricsAddr, `address of /metrics and /status (plain HTTP); "0" turns them off`)
+	f.StringVar(&opts.MetricsAddr, "metrics-addr", opts.MetricsAddr, fmt.Sprintf(`address of /metrics, /status and /explain (default :%d, or 127.0.0.1:%d with --metrics-secure=false); "0" turns them off`, deploy.MetricsPort, deploy.MetricsPort))
+	f.BoolVar(&opts.MetricsSecure, "metrics-secure", opts.MetricsSecure, "serve /metrics, /status and /explain over HTTPS to callers the API server authenticates and authorizes (false: plain HTTP, on loopback unless --metrics-addr says otherwise)")
+	f.IntVar(&opts.MaxConnections, "max-connections", opts.MaxConnections, "open connections each listener accepts; more wait in the kernel's queue")
+	f.Var(&memoryLimit, "memory-limit", "the container's memory limit: the Go heap limit (GOMEMLIMIT) is 85% of it and requests share what the heap limit leaves after karpgate's own needs (default $"+deploy.MemoryLimitEnv+"; 0: no limit known)")
 	f.StringVar(&opts.ConfigPath, "config", opts.ConfigPath, "karpgate.yaml; a missing file means the built-in defaults")
 	f.StringArrayVar(&opts.PolicyDirs, "policy", nil, "folder of user Rego policies (repeatable)")
 	f.StringArrayVar(&opts.DataDirs, "data", nil, "folder of JSON/YAML data for policies (repeatable)")
@@ -72,10 +90,14 @@ $KUBECONFIG, ~/.kube/config or the pod's service account.`,
 	f.BoolVar(&opts.Controller, "controller", opts.Controller, "run the drift/disruption loop (--controller=false turns it off)")
 	f.BoolVar(&opts.Guard.Enabled, "rollout-guard", false, "let the disruption loop hold a drift rollout whose replacement nodes do not become Ready (karpgate resume NODEPOOL lifts a hold; turning this off lifts them all)")
 	f.DurationVar(&opts.Guard.ReadyTimeout, "rollout-guard-ready-timeout", controller.DefaultReadyTimeout, "how long a node launched during a drift rollout may take to become Ready before the guard holds the rollout")
+	f.IntVar(&opts.Guard.FreezeAfter, "rollout-guard-freeze-after", 0, "when the rollout guard holds this many NodePools at once, freeze drift in every NodePool as `karpgate freeze --all` does (karpgate resume --all lifts it); 0 never trips")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", opts.LeaderElect, "elect one replica to run the disruption loop")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default the pod's namespace, else "+deploy.Namespace+")")
+	f.DurationVar(&opts.Lease.Duration, "leader-election-lease-duration", opts.Lease.Duration, "how long after the leader's last renewal another replica may take the Lease")
+	f.DurationVar(&opts.Lease.RenewDeadline, "leader-election-renew-deadline", opts.Lease.RenewDeadline, "how long the leader keeps trying to renew before it stops the loop (and drains and exits)")
+	f.DurationVar(&opts.Lease.RetryPeriod, "leader-election-retry-period", opts.Lease.RetryPeriod, "how often replicas try to take or renew the Lease")
 	f.DurationVar(&opts.ShutdownDelay, "shutdown-delay", opts.ShutdownDelay, "after SIGTERM, keep serving this long with /readyz failing, so the Service stops routing here first (a few seconds in a Deployment)")
-	f.DurationVar(&opts.RequestTimeout, "request-timeout", opts.RequestTimeout, fmt.Sprintf("time budget per request; keep it below the webhooks' timeoutSeconds (%ds)", deploy.WebhookTimeoutSeconds))
+	f.DurationVar(&opts.RequestTimeout, "request-timeout", opts.RequestTimeout, fmt.Sprintf("time budget per request; keep it below the webhooks' timeoutSeconds (the manifests pass four fifths of it; default for %ds)", deploy.WebhookTimeoutSeconds))
 	f.IntVar(&opts.MaxConcurrentRequests, "max-concurrent-requests", opts.MaxConcurrentRequests, "requests handled at once; more wait up to 1s, then get 429")
 	f.Var(&maxBytes, "max-request-bytes", "largest admission review accepted (conversion reviews carry whole lists and allow 32MiB)")
 	kube.register(f)
@@ -86,16 +108,42 @@ func checkServeOptions(opts serve.Options) error {
 	switch {
 	case opts.CertDir == "":
 		return fmt.Errorf("--cert-dir is required: a folder with tls.crt and tls.key")
-	case opts.RequestTimeout <= 0 || opts.RequestTimeout >= time.Duration(deploy.WebhookTimeoutSeconds)*time.Second:
-		return fmt.Errorf("--request-timeout %v must be above 0 and below the webhooks' timeoutSeconds (%ds), so karpgate answers before the API server gives up", opts.RequestTimeout, deploy.WebhookTimeoutSeconds)
+	case opts.RequestTimeout <= 0 || opts.RequestTimeout >= deploy.MaxWebhookTimeoutSeconds*time.Second:
+		return fmt.Errorf("--request-timeout %v must be above 0 and below the webhooks' timeoutSeconds (at most %ds), so karpgate answers before the API server gives up", opts.RequestTimeout, deploy.MaxWebhookTimeoutSeconds)
+	case opts.MaxConnections < opts.MaxConcurrentRequests:
+		return fmt.Errorf("--max-connections %d must be at least --max-concurrent-requests %d, or slots would go unused", opts.MaxConnections, opts.MaxConcurrentRequests)
+	case opts.MemoryLimit < 0:
+		return fmt.Errorf("--memory-limit must not be negative")
 	case opts.MaxConcurrentRequests <= 0:
 		return fmt.Errorf("--max-concurrent-requests must be at least 1")
 	case opts.MaxRequestBytes <= 0:
 		return fmt.Errorf("--max-request-bytes must be positive")
 	case opts.Guard.ReadyTimeout <= 0:
 		return fmt.Errorf("--rollout-guard-ready-timeout %v must be positive: it is how long a new node may take to become Ready", opts.Guard.ReadyTimeout)
+	case opts.Guard.FreezeAfter < 0:
+		return fmt.Errorf("--rollout-guard-freeze-after %d: write how many held NodePools trip the cluster-wide freeze, or 0 to never trip it", opts.Guard.FreezeAfter)
+	case opts.Guard.FreezeAfter > 0 && !opts.Guard.Enabled:
+		return fmt.Errorf("--rollout-guard-freeze-after %d needs --rollout-guard: only the guard's holds trip the freeze", opts.Guard.FreezeAfter)
+	}
+	if opts.Controller && opts.LeaderElect {
+		return opts.Lease.Check()
 	}
 	return nil
+}
+
+// memoryLimitFromEnv reads $KARPGATE_MEMORY_LIMIT, the container's memory
+// limit in bytes as the Deployment passes it (a resourceFieldRef), as the
+// default of --memory-limit.
+func memoryLimitFromEnv() (limitSize, error) {
+	var l limitSize
+	v, ok := os.LookupEnv(deploy.MemoryLimitEnv)
+	if !ok || strings.TrimSpace(v) == "" {
+		return l, nil
+	}
+	if err := l.Set(v); err != nil {
+		return l, fmt.Errorf("$%s: %w (or pass --memory-limit)", deploy.MemoryLimitEnv, err)
+	}
+	return l, nil
 }
 
 func newLogger(s Streams) logr.Logger {
@@ -131,3 +179,14 @@ func (b *byteSize) Set(s string) error {
 }
 
 func (b *byteSize) Type() string { return "bytes" }
+
+// limitSize is a byteSize where 0 means none.
+type limitSize struct{ byteSize }
+
+func (l *limitSize) Set(s string) error {
+	if strings.TrimSpace(s) == "0" {
+		l.byteSize = 0
+		return nil
+	}
+	return l.byteSize.Set(s)
+}

@@ -12,6 +12,7 @@ import (
 
 type statusOptions struct {
 	kube     kubeFlags
+	display  displayFlags
 	at       string
 	output   string
 	nodePool string
@@ -31,7 +32,13 @@ those already disrupting, drifted NodeClaims (and how long the oldest has
 been drifted), NodeClaims that will drift once Karpenter notices a newer AMI,
 the voluntary disruptions each reason allows now, and when that next changes
 within a week. Notes below the table name budgets that block every reason,
-rollout guard holds and drifted nodes held by karpenter.sh/do-not-disrupt.
+rollout guard holds and freezes, drifted nodes held by karpenter.sh/do-not-disrupt
+or by their pods (a do-not-disrupt pod, a PodDisruptionBudget that allows no
+disruption: ` + "`karpgate explain node/NAME`" + ` names them), and the daylight-saving
+shifts of the display time zone within the week.
+
+Times are in UTC, with their reading in --timezone (or the timezone of the
+karpgate.yaml given with --config); Karpenter computes budget windows in UTC.
 
 It computes everything itself with the same code as the controller's /status
 endpoint, so it works whether or not karpgate runs in the cluster; --at asks
@@ -40,6 +47,7 @@ about another instant ("what will be allowed on Monday at 09:00?").`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runStatus(cmd, s, opts) },
 	}
 	opts.kube.register(cmd.Flags())
+	opts.display.register(cmd.Flags())
 	cmd.Flags().StringVar(&opts.at, "at", "", "evaluate at this RFC 3339 instant instead of now, e.g. 2026-01-05T09:00:00Z")
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "table", "output format: table or json")
 	cmd.Flags().StringVar(&opts.nodePool, "nodepool", "", "only this NodePool")
@@ -57,6 +65,10 @@ func runStatus(cmd *cobra.Command, s Streams, opts statusOptions) error {
 	}
 	if opts.output != "table" && opts.output != "json" {
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--output %q: use table or json", opts.output)}
+	}
+	loc, err := opts.display.location()
+	if err != nil {
+		return &ExitError{Code: ExitUsage, Err: err}
 	}
 	c, err := opts.kube.client()
 	if err != nil {
@@ -76,7 +88,7 @@ func runStatus(cmd *cobra.Command, s Streams, opts statusOptions) error {
 	if opts.output == "json" {
 		return status.WriteJSON(s.Out, report)
 	}
-	return status.WriteTable(s.Out, report)
+	return status.WriteTable(s.Out, report, loc)
 }
 
 func onlyPool(pools []status.NodePool, name string) []status.NodePool {

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func TestStatusAndResumeRefuseUnusableInvocations(t *testing.T) {
+func TestClusterCommandsRefuseUnusableInvocations(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no-such-kubeconfig")
 	tests := []struct {
 		name    string
@@ -18,8 +18,18 @@ func TestStatusAndResumeRefuseUnusableInvocations(t *testing.T) {
 		{"--at is not RFC 3339", []string{"status", "--at", "monday 9am"}, ExitUsage, `--at "monday 9am": not an RFC 3339 instant`},
 		{"unknown output", []string{"status", "-o", "yaml", "--kubeconfig", missing}, ExitUsage, `--output "yaml": use table or json`},
 		{"missing kubeconfig", []string{"status", "--kubeconfig", missing}, ExitUsage, "reading kubeconfig"},
-		{"resume needs a NodePool", []string{"resume"}, ExitUsage, "accepts 1 arg(s)"},
+		{"status: bad display zone", []string{"status", "--timezone", "Paris", "--kubeconfig", missing}, ExitUsage, `--timezone: "Paris" is not a time zone karpgate knows`},
+		{"resume needs NodePools", []string{"resume"}, ExitUsage, "choose the NodePools one way: name them, or --all, or --selector"},
+		{"resume one way only", []string{"resume", "a", "--all"}, ExitUsage, "choose the NodePools one way"},
 		{"resume with a missing kubeconfig", []string{"resume", "default", "--kubeconfig", missing}, ExitUsage, "reading kubeconfig"},
+		{"freeze needs NodePools", []string{"freeze", "--reason", "x"}, ExitUsage, "choose the NodePools one way"},
+		{"freeze needs a reason", []string{"freeze", "--all"}, ExitUsage, "--reason is required"},
+		{"freeze with a bad selector", []string{"freeze", "--selector", "team in (a", "--reason", "x"}, ExitUsage, `--selector "team in (a"`},
+		{"explain needs a target", []string{"explain", "ip-10-0-1-2"}, ExitUsage, `name a NodeClaim or a Node as nodeclaim/NAME or node/NAME`},
+		{"explain knows two kinds", []string{"explain", "pod/x"}, ExitUsage, `"pod" is neither nodeclaim nor node`},
+		{"explain output", []string{"explain", "node/x", "-o", "yaml"}, ExitUsage, `--output "yaml": use text or json`},
+		{"explain --at", []string{"explain", "node/x", "--at", "noon"}, ExitUsage, `--at "noon": want an RFC 3339 time`},
+		{"explain with a missing kubeconfig", []string{"explain", "node/x", "--kubeconfig", missing}, ExitUsage, "reading kubeconfig"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package install
 
 import (
+	rbacv1 "k8s.io/api/rbac/v1"
 	"reflect"
 	"slices"
 	"strings"
@@ -28,6 +29,7 @@ func TestBuildRefusesUnsafeOptions(t *testing.T) {
 		{"lower-case failure policy", func(o *Options) { o.Validating.FailurePolicy = "fail" }, `validating webhook failurePolicy "fail": use Fail or Ignore`},
 		{"zero timeout", func(o *Options) { o.Mutating.TimeoutSeconds = 0 }, "mutating webhook timeoutSeconds 0"},
 		{"timeout above the API server's limit", func(o *Options) { o.Validating.TimeoutSeconds = 31 }, "accepts 1 to 30"},
+		{"a NetworkPolicy that shuts the API server out", func(o *Options) { o.NetworkPolicy.APIServerCIDRs = nil }, "admits no API server address to the webhook port"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -209,6 +211,9 @@ func TestPortsLineUp(t *testing.T) {
 		{"Service target", s.Service.Spec.Ports[0].TargetPort.StrVal, deploy.WebhookPort},
 		{"liveness probe", c.LivenessProbe.HTTPGet.Port.StrVal, deploy.HealthPort},
 		{"readiness probe", c.ReadinessProbe.HTTPGet.Port.StrVal, deploy.HealthPort},
+		{"NetworkPolicy webhook rule", s.NetworkPolicy.Spec.Ingress[0].Ports[0].Port.StrVal, deploy.WebhookPort},
+		{"NetworkPolicy metrics rule", s.NetworkPolicy.Spec.Ingress[1].Ports[0].Port.StrVal, deploy.MetricsPort},
+		{"NetworkPolicy probe rule", s.NetworkPolicy.Spec.Ingress[2].Ports[0].Port.StrVal, deploy.HealthPort},
 	}
 	for _, tt := range tests {
 		if got := byName[tt.portName]; got != tt.want {
@@ -231,5 +236,41 @@ func TestDefaultConfigIsTheDefault(t *testing.T) {
 	if !reflect.DeepEqual(got.Production, want.Production) || got.Environment != want.Environment ||
 		got.KubernetesVersion != want.KubernetesVersion || !reflect.DeepEqual(got.AMIs, want.AMIs) || len(got.Rules) != 0 {
 		t.Errorf("the shipped karpgate.yaml means %+v, want the defaults %+v", got, want)
+	}
+}
+
+// TestRequestTimeoutFollowsTheWebhookTimeouts: karpgate's own budget is
+// below the shorter webhook timeout, whatever the operator picks.
+func TestRequestTimeoutFollowsTheWebhookTimeouts(t *testing.T) {
+	for _, tt := range []struct {
+		validating, mutating int32
+		want                 string
+	}{{10, 10, "--request-timeout=8000ms"}, {10, 3, "--request-timeout=2400ms"}, {30, 30, "--request-timeout=24000ms"}, {1, 5, "--request-timeout=800ms"}} {
+		opts := Defaults()
+		opts.Validating.TimeoutSeconds, opts.Mutating.TimeoutSeconds = tt.validating, tt.mutating
+		if args := ServeArgs(opts); !slices.Contains(args, tt.want) {
+			t.Errorf("timeouts %d/%d: args %q lack %s", tt.validating, tt.mutating, args, tt.want)
+		}
+	}
+}
+
+// TestMetricsAccess: karpgate may check its callers; the reader role grants
+// exactly get on the two paths, and nothing binds it by default.
+func TestMetricsAccess(t *testing.T) {
+	s, err := Build(Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.MetricsReader.Name != deploy.MetricsReaderClusterRole || len(s.MetricsReader.Rules) != 1 ||
+		!slices.Equal(s.MetricsReader.Rules[0].NonResourceURLs, []string{"/metrics", "/status", "/explain"}) || !slices.Equal(s.MetricsReader.Rules[0].Verbs, []string{"get"}) {
+		t.Errorf("metrics reader %+v", s.MetricsReader)
+	}
+	for _, want := range MetricsAuthRules() {
+		if !slices.ContainsFunc(s.ClusterRole.Rules, func(r rbacv1.PolicyRule) bool { return reflect.DeepEqual(r, want) }) {
+			t.Errorf("karpgate's ClusterRole lacks %+v", want)
+		}
+	}
+	if s.ClusterRoleBinding.RoleRef.Name == deploy.MetricsReaderClusterRole {
+		t.Error("the install must not decide who reads the metrics")
 	}
 }

@@ -40,11 +40,17 @@ type Options struct {
 	// become Ready (karpgate serve --rollout-guard). Off by default: it
 	// patches NodePools.
 	RolloutGuard bool
+	// RolloutGuardFreezeAfter trips a cluster-wide drift freeze when the
+	// guard holds this many NodePools (karpgate serve
+	// --rollout-guard-freeze-after). 0, the default, never trips.
+	RolloutGuardFreezeAfter int
 	// CertManager adds the Issuers and Certificates and has cert-manager's
 	// cainjector fill the webhooks' caBundle.
 	CertManager bool
 	// Config is karpgate.yaml, mounted from a ConfigMap.
 	Config string
+	// NetworkPolicy limits who reaches karpgate's ports.
+	NetworkPolicy NetworkPolicyOptions
 }
 
 // WebhookPolicy is what the API server does around one webhook call.
@@ -82,12 +88,13 @@ func Defaults() Options {
 				corev1.ResourceMemory: resource.MustParse("512Mi"),
 			},
 		},
-		Affinity:    OffKarpenterNodes(),
-		Validating:  webhookconfig.DefaultValidatingPolicy,
-		Mutating:    webhookconfig.DefaultMutatingPolicy,
-		Controller:  true,
-		CertManager: true,
-		Config:      DefaultConfig,
+		Affinity:      OffKarpenterNodes(),
+		Validating:    webhookconfig.DefaultValidatingPolicy,
+		Mutating:      webhookconfig.DefaultMutatingPolicy,
+		Controller:    true,
+		CertManager:   true,
+		Config:        DefaultConfig,
+		NetworkPolicy: NetworkPolicyOptions{Enabled: true, APIServerCIDRs: DefaultAPIServerCIDRs},
 	}
 }
 

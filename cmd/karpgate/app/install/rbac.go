@@ -9,17 +9,20 @@ import (
 
 // ClusterRules are everything karpgate may do cluster-wide: read Karpenter's
 // kinds and nodes (conversion looks up NodePools; the controller watches all
-// four), write NodePools for the rollout guard, and record events. No
-// wildcards and no secrets: the serving certificate is a mounted file.
+// four), read pods and PodDisruptionBudgets (what stops a node's eviction,
+// for status and /explain), write NodePools for the rollout guard, record
+// events, and check the callers of /metrics (MetricsAuthRules). No wildcards
+// and no secrets: the serving certificate is a mounted file.
 func ClusterRules() []rbacv1.PolicyRule {
 	read := []string{"get", "list", "watch"}
-	return []rbacv1.PolicyRule{
+	return append([]rbacv1.PolicyRule{
 		{APIGroups: []string{karpenter.CoreGroup}, Resources: []string{"nodepools", "nodeclaims"}, Verbs: read},
 		{APIGroups: []string{karpenter.AWSGroup}, Resources: []string{"ec2nodeclasses"}, Verbs: read},
-		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: read},
+		{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: read},
+		{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: read},
 		{APIGroups: []string{karpenter.CoreGroup}, Resources: []string{"nodepools"}, Verbs: []string{"patch", "update"}},
 		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
-	}
+	}, MetricsAuthRules()...)
 }
 
 // LeaderElectionRoleName names the Role and RoleBinding for the Lease.

@@ -8,6 +8,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,16 +32,19 @@ type Set struct {
 	ServiceAccount      *corev1.ServiceAccount
 	ClusterRole         *rbacv1.ClusterRole
 	ClusterRoleBinding  *rbacv1.ClusterRoleBinding
+	MetricsReader       *rbacv1.ClusterRole
 	Role                *rbacv1.Role
 	RoleBinding         *rbacv1.RoleBinding
 	ConfigMap           *corev1.ConfigMap
 	Service             *corev1.Service
 	Deployment          *appsv1.Deployment
 	PodDisruptionBudget *policyv1.PodDisruptionBudget
-	Validating          *admissionregistrationv1.ValidatingWebhookConfiguration
-	Mutating            *admissionregistrationv1.MutatingWebhookConfiguration
-	Issuers             []*cmv1.Issuer
-	Certificates        []*cmv1.Certificate
+	// NetworkPolicy is set only with Options.NetworkPolicy.Enabled.
+	NetworkPolicy *networkingv1.NetworkPolicy
+	Validating    *admissionregistrationv1.ValidatingWebhookConfiguration
+	Mutating      *admissionregistrationv1.MutatingWebhookConfiguration
+	Issuers       []*cmv1.Issuer
+	Certificates  []*cmv1.Certificate
 }
 
 // Build makes every object of an install with the given options.
@@ -53,6 +57,7 @@ func Build(opts Options) (*Set, error) {
 		ServiceAccount:      serviceAccount(opts),
 		ClusterRole:         clusterRole(),
 		ClusterRoleBinding:  clusterRoleBinding(opts),
+		MetricsReader:       metricsReader(),
 		Role:                leaderElectionRole(opts),
 		RoleBinding:         leaderElectionRoleBinding(opts),
 		ConfigMap:           configMap(opts),
@@ -61,6 +66,9 @@ func Build(opts Options) (*Set, error) {
 		PodDisruptionBudget: podDisruptionBudget(opts),
 		Validating:          validatingWebhook(opts),
 		Mutating:            mutatingWebhook(opts),
+	}
+	if opts.NetworkPolicy.Enabled {
+		s.NetworkPolicy = networkPolicy(opts)
 	}
 	if opts.CertManager {
 		s.Issuers = issuers(opts)
@@ -73,8 +81,11 @@ func Build(opts Options) (*Set, error) {
 
 // Objects lists the set's objects in the order they can be applied in.
 func (s *Set) Objects() []runtime.Object {
-	objs := []runtime.Object{s.Namespace, s.ServiceAccount, s.ClusterRole, s.ClusterRoleBinding,
+	objs := []runtime.Object{s.Namespace, s.ServiceAccount, s.ClusterRole, s.ClusterRoleBinding, s.MetricsReader,
 		s.Role, s.RoleBinding, s.ConfigMap, s.Service, s.Deployment, s.PodDisruptionBudget}
+	if s.NetworkPolicy != nil {
+		objs = append(objs, s.NetworkPolicy)
+	}
 	for _, i := range s.Issuers {
 		objs = append(objs, i)
 	}
@@ -101,9 +112,12 @@ func (o Options) validate() error {
 			return fmt.Errorf("install options: %s webhook failurePolicy %q: use Fail or Ignore", w.name, w.p.FailurePolicy)
 		}
 		// The API server accepts 1 to 30 seconds.
-		if w.p.TimeoutSeconds < 1 || w.p.TimeoutSeconds > 30 {
+		if w.p.TimeoutSeconds < 1 || w.p.TimeoutSeconds > deploy.MaxWebhookTimeoutSeconds {
 			return fmt.Errorf("install options: %s webhook timeoutSeconds %d: the API server accepts 1 to 30", w.name, w.p.TimeoutSeconds)
 		}
+	}
+	if o.NetworkPolicy.Enabled && len(o.NetworkPolicy.APIServerCIDRs) == 0 {
+		return fmt.Errorf("install options: the NetworkPolicy admits no API server address to the webhook port, so every webhook call would fail; list the API server's CIDRs (or %q for any)", DefaultAPIServerCIDRs)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -23,11 +24,12 @@ const nonRootID = 65532
 // while it is down, Karpenter's objects cannot be converted or admitted.
 const PriorityClassName = "system-cluster-critical"
 
-// Container port names, referenced by the Service and the probes.
+// Container port names, referenced by the Service, the probes and the
+// NetworkPolicy.
 const (
-	webhookPortName = "webhook"
-	healthPortName  = "health"
-	metricsPortName = "metrics"
+	webhookPortName = deploy.WebhookPortName
+	healthPortName  = deploy.HealthPortName
+	metricsPortName = deploy.MetricsPortName
 )
 
 func namespace(opts Options) *corev1.Namespace {
@@ -167,10 +169,15 @@ func ServeArgs(opts Options) []string {
 		"--port=" + strconv.Itoa(deploy.WebhookPort),
 		fmt.Sprintf("--health-addr=:%d", deploy.HealthPort),
 		fmt.Sprintf("--metrics-addr=:%d", deploy.MetricsPort),
+		"--metrics-secure=true",
+		// The webhooks' own timeouts bound the API server's wait; karpgate
+		// must answer first (Helm computes the same from its values).
+		fmt.Sprintf("--request-timeout=%dms", RequestTimeout(opts).Milliseconds()),
 		"--config=" + deploy.ConfigPath,
 		"--policy=" + deploy.PolicyMountDir,
 		"--controller=" + strconv.FormatBool(opts.Controller),
 		"--rollout-guard=" + strconv.FormatBool(opts.RolloutGuard),
+		"--rollout-guard-freeze-after=" + strconv.Itoa(opts.RolloutGuardFreezeAfter),
 		"--leader-elect=true",
 		// Readiness fails first, so the Service stops routing to a stopping
 		// pod before its listener closes: a fail-closed webhook must not
@@ -181,6 +188,12 @@ func ServeArgs(opts Options) []string {
 		args = append(args, "--environment="+opts.Environment)
 	}
 	return args
+}
+
+// RequestTimeout is karpgate's budget per request for the webhooks'
+// timeouts: below the shorter of the two.
+func RequestTimeout(opts Options) time.Duration {
+	return deploy.RequestTimeoutFor(min(opts.Validating.TimeoutSeconds, opts.Mutating.TimeoutSeconds))
 }
 
 func container(opts Options) corev1.Container {
@@ -203,9 +216,10 @@ func container(opts Options) corev1.Container {
 			{Name: metricsPortName, ContainerPort: deploy.MetricsPort, Protocol: corev1.ProtocolTCP},
 		},
 		Env: []corev1.EnvVar{{
-			// The Go runtime collects garbage harder near the limit instead
-			// of being killed by it.
-			Name: "GOMEMLIMIT",
+			// serve sets GOMEMLIMIT to a share of it, so the Go runtime
+			// collects garbage harder near the limit instead of being
+			// killed by it, and sizes the memory budget requests share.
+			Name: deploy.MemoryLimitEnv,
 			ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{
 				Resource: "limits.memory",
 				Divisor:  resource.MustParse("1"),

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/karpgate/karpgate/internal/deploy"
+	"github.com/karpgate/karpgate/internal/serving"
 	"github.com/karpgate/karpgate/webhook"
 )
 
@@ -26,10 +28,19 @@ type Options struct {
 	CertDir string
 	Host    string
 	Port    int
-	// HealthAddr serves /healthz and /readyz, MetricsAddr /metrics and
-	// /status, both over plain HTTP; "0" turns one off.
-	HealthAddr  string
+	// HealthAddr serves /healthz and /readyz over plain HTTP; "0" turns
+	// them off.
+	HealthAddr string
+	// MetricsAddr serves /metrics and /status; "0" turns them off, ""
+	// means the default for MetricsSecure: every interface when secure,
+	// loopback when not.
 	MetricsAddr string
+	// MetricsSecure serves metrics over HTTPS with the serving certificate
+	// and lets only callers the API server authenticates and authorizes
+	// (get on the path, a nonResourceURL) read them.
+	MetricsSecure bool
+	// MaxConnections caps the open connections of each listener.
+	MaxConnections int
 
 	// ConfigPath is karpgate.yaml (missing: built-in defaults).
 	ConfigPath  string
@@ -38,9 +49,13 @@ type Options struct {
 	Environment string
 
 	// Controller runs the disruption loop; LeaderElect elects the replica
-	// that runs it, with a Lease in LeaderElectionNamespace.
+	// that runs it, with a Lease in LeaderElectionNamespace held with the
+	// given timings. The loop runs in a manager of its own: losing the
+	// Lease stops the loop and drains the webhooks as a SIGTERM does,
+	// instead of cutting the requests they are answering.
 	Controller  bool
 	LeaderElect bool
+	Lease       LeaseTimings
 	// Guard is the disruption loop's rollout guard (off unless enabled).
 	Guard                   controller.GuardOptions
 	LeaderElectionNamespace string
@@ -54,6 +69,10 @@ type Options struct {
 	RequestTimeout        time.Duration
 	MaxConcurrentRequests int
 	MaxRequestBytes       int64
+	// MemoryLimit is the container's memory limit in bytes (0: unknown).
+	// From it serve sets the Go heap limit and the memory budget requests
+	// share; see planMemory.
+	MemoryLimit int64
 
 	// ReloadInterval and CertReloadInterval tune how often the mounted
 	// files are checked; zero keeps the defaults.
@@ -68,14 +87,50 @@ func Defaults() Options {
 		CertDir:               deploy.CertMountDir,
 		Port:                  deploy.WebhookPort,
 		HealthAddr:            ":" + strconv.Itoa(deploy.HealthPort),
-		MetricsAddr:           ":" + strconv.Itoa(deploy.MetricsPort),
+		MetricsSecure:         true,
+		MaxConnections:        serving.DefaultMaxConnections,
 		ConfigPath:            deploy.ConfigPath,
 		Controller:            true,
 		LeaderElect:           true,
+		Lease:                 LeaseTimings{Duration: deploy.LeaseDuration, RenewDeadline: deploy.RenewDeadline, RetryPeriod: deploy.RetryPeriod},
 		RequestTimeout:        deploy.RequestTimeout,
 		MaxConcurrentRequests: webhook.DefaultMaxInFlight,
 		MaxRequestBytes:       webhook.DefaultMaxBodyBytes,
 	}
+}
+
+// LeaseTimings are the leader election's: a leader that cannot renew for
+// RenewDeadline steps down; a follower takes over Duration after the last
+// renewal; both retry every RetryPeriod.
+type LeaseTimings struct {
+	Duration, RenewDeadline, RetryPeriod time.Duration
+}
+
+// Check refuses timings client-go's elector would reject or that could
+// leave two leaders.
+func (l LeaseTimings) Check() error {
+	switch {
+	case l.RetryPeriod <= 0:
+		return fmt.Errorf("--leader-election-retry-period %v must be positive", l.RetryPeriod)
+	case l.RenewDeadline*5 <= l.RetryPeriod*6: // client-go's jitter factor 1.2
+		return fmt.Errorf("--leader-election-renew-deadline %v must be more than 1.2 times --leader-election-retry-period %v", l.RenewDeadline, l.RetryPeriod)
+	case l.Duration <= l.RenewDeadline:
+		return fmt.Errorf("--leader-election-lease-duration %v must be longer than --leader-election-renew-deadline %v, or a new leader could start before the old one stops", l.Duration, l.RenewDeadline)
+	}
+	return nil
+}
+
+// metricsAddr resolves the default address of /metrics: every interface
+// when callers are authenticated, loopback when anyone who reaches the
+// port could read it.
+func (o Options) metricsAddr() string {
+	switch {
+	case o.MetricsAddr != "":
+		return o.MetricsAddr
+	case o.MetricsSecure:
+		return ":" + strconv.Itoa(deploy.MetricsPort)
+	}
+	return "127.0.0.1:" + strconv.Itoa(deploy.MetricsPort)
 }
 
 // serviceAccountNamespace is where the kubelet mounts the pod's namespace.

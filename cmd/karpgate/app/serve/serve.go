@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -25,7 +25,10 @@ import (
 // Run serves until ctx ends, then lets in-flight requests finish. It
 // returns early, with a message naming the flag or file, when something
 // cannot start: a broken configuration or policy, a missing certificate, a
-// taken port, a cluster without Karpenter's CRDs for the loop.
+// taken port, a cluster without Karpenter's CRDs for the loop, a memory
+// limit too small for the body limits. If the disruption loop stops on its
+// own (it lost its Lease), the webhooks drain as on SIGTERM and Run returns
+// the loop's error, so that the process exits and is restarted.
 func Run(ctx context.Context, opts Options) error {
 	if opts.RestConfig == nil {
 		return errors.New("serve: no cluster configuration")
@@ -33,6 +36,12 @@ func Run(ctx context.Context, opts Options) error {
 	log := opts.Log
 	ctrllog.SetLogger(log)
 	klog.SetLogger(log) // leader election and client-go log through klog
+
+	memory, err := planMemory(opts.MemoryLimit, opts.MaxRequestBytes, explicitGOMEMLIMIT())
+	if err != nil {
+		return err
+	}
+	memory.apply()
 
 	engines, err := policywatch.New(ctx, policywatch.Options{
 		ConfigPath: opts.ConfigPath, PolicyDirs: opts.PolicyDirs, DataDirs: opts.DataDirs,
@@ -43,31 +52,23 @@ func Run(ctx context.Context, opts Options) error {
 	}
 
 	drain := &drainer{}
-	status := &statusHandler{}
-	mgr, err := manager.New(opts.RestConfig, managerOptions(opts, status))
+	loop := &loopEndpoints{}
+	mgr, err := manager.New(opts.RestConfig, webhookManagerOptions(opts))
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 	srv, err := webhook.New(webhook.Options{
 		CertDir: opts.CertDir, Host: opts.Host, Port: opts.Port, CertReloadInterval: opts.CertReloadInterval,
 		Limits: webhook.Limits{
-			MaxInFlight:  opts.MaxConcurrentRequests,
-			MaxBodyBytes: opts.MaxRequestBytes,
-			Timeout:      opts.RequestTimeout,
+			MaxInFlight:    opts.MaxConcurrentRequests,
+			MaxBodyBytes:   opts.MaxRequestBytes,
+			MemoryBudget:   memory.requestBudget,
+			Timeout:        opts.RequestTimeout,
+			MaxConnections: opts.MaxConnections,
 		},
-		Routes: []webhook.Route{
-			{Path: deploy.ValidatePath, Handler: admission.NewValidatingWebhook(engines, log.WithName("validate"))},
-			{Path: deploy.MutatePath, Handler: admission.NewMutatingWebhook(engines, log.WithName("mutate"))},
-			{
-				Path: deploy.ConvertPath,
-				Handler: &conversionwebhook.Handler{
-					NodePools: conversionwebhook.ClientNodePools{Reader: mgr.GetAPIReader()},
-					Log:       log.WithName("conversion"),
-				},
-				// Conversion reviews carry whole lists.
-				MaxBodyBytes: conversionwebhook.DefaultMaxRequestBytes,
-			},
-		},
+		ShutdownTimeout: shutdownTimeout(opts),
+		Log:             log.WithName("webhook"),
+		Routes:          routes(engines, conversionwebhook.ClientNodePools{Reader: mgr.GetAPIReader(), Log: log.WithName("conversion")}, log),
 	})
 	if err != nil {
 		return err
@@ -77,115 +78,145 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
-	checks := []struct {
-		name  string
-		check healthz.Checker
-		ready bool
-	}{
-		{"ping", healthz.Ping, false},
-		{"policies", engines.Loaded, true},
-		{"webhook", srv.StartedChecker(), true},
-		{"draining", drain.checker, true},
+	probes := healthChecks{
+		healthz: map[string]func(*http.Request) error{"ping": func(*http.Request) error { return nil }},
+		readyz:  map[string]func(*http.Request) error{"policies": engines.Loaded, "webhook": srv.StartedChecker(), "draining": drain.checker},
 	}
-	for _, c := range checks {
-		add := mgr.AddHealthzCheck
-		if c.ready {
-			add = mgr.AddReadyzCheck
-		}
-		if err := add(c.name, c.check); err != nil {
+	servers, err := httpServers(opts, probes, loop)
+	if err != nil {
+		return err
+	}
+	for _, s := range servers {
+		if err := mgr.Add(s); err != nil {
 			return err
 		}
 	}
+	var loopMgr manager.Manager
 	if opts.Controller {
-		loop, err := controller.Setup(mgr, controller.Options{Guard: opts.Guard})
+		if loopMgr, err = manager.New(opts.RestConfig, loopManagerOptions(opts)); err != nil {
+			return fmt.Errorf("creating the disruption loop's manager: %w", err)
+		}
+		l, err := controller.Setup(loopMgr, controller.Options{Guard: opts.Guard,
+			// karpgate.yaml's timezone, as last reloaded: display only.
+			Location: func() *time.Location { return engines.Engine().Config().Location() }})
 		if err != nil {
 			return fmt.Errorf("the disruption loop (--controller=false turns it off): %w", err)
 		}
-		status.set(loop.StatusHandler())
+		loop.set(l)
 	}
-	log.Info("serving", "webhookPort", opts.Port, "certDir", opts.CertDir, "health", opts.HealthAddr, "metrics", opts.MetricsAddr,
-		"config", opts.ConfigPath, "controller", opts.Controller, "leaderElection", leaderElection(opts))
-	return mgr.Start(drain.after(ctx, opts.ShutdownDelay))
+	log.Info("serving", "webhookPort", opts.Port, "certDir", opts.CertDir, "health", opts.HealthAddr, "metrics", opts.metricsAddr(),
+		"metricsSecure", opts.MetricsSecure, "config", opts.ConfigPath, "controller", opts.Controller, "leaderElection", leaderElection(opts),
+		"memoryLimit", opts.MemoryLimit, "heapLimit", memory.heapLimit, "requestMemoryBudget", memory.requestBudget)
+	return run(ctx, opts, mgr, loopMgr, drain)
 }
 
-// drainer delays the end of the manager's context so that readiness fails
-// first and requests already routed here are still served.
-type drainer struct {
-	draining atomic.Bool
-	// timer is time.After; tests replace it to end the delay themselves.
-	timer func(time.Duration) <-chan time.Time
+// run starts both managers. The webhooks stop ShutdownDelay after ctx ends
+// or after the loop stops on its own, whichever comes first; the loop
+// stops as soon as ctx ends, releasing its Lease to another replica.
+func run(ctx context.Context, opts Options, webhooks, loop manager.Manager, drain *drainer) error {
+	webhookCtx := drain.after(ctx, opts.ShutdownDelay)
+	webhooksDone := make(chan error, 1)
+	go func() { webhooksDone <- webhooks.Start(webhookCtx) }()
+	if loop == nil {
+		return <-webhooksDone
+	}
+	loopCtx, stopLoop := context.WithCancel(ctx)
+	defer stopLoop()
+	loopDone := make(chan error, 1)
+	go func() { loopDone <- loop.Start(loopCtx) }()
+
+	select {
+	case err := <-webhooksDone:
+		stopLoop()
+		return errors.Join(err, <-loopDone)
+	case loopErr := <-loopDone:
+		if ctx.Err() != nil && loopErr == nil {
+			return <-webhooksDone // an ordinary shutdown
+		}
+		if loopErr == nil {
+			loopErr = errors.New("it stopped without an error")
+		}
+		opts.Log.Error(loopErr, "the disruption loop stopped; draining the webhooks as on SIGTERM, then exiting so that karpgate restarts")
+		drain.begin()
+		return errors.Join(fmt.Errorf("the disruption loop stopped: %w", loopErr), <-webhooksDone)
+	}
 }
 
-func (d *drainer) after(ctx context.Context, delay time.Duration) context.Context {
-	if delay <= 0 {
-		return ctx
+// routes are the webhook endpoints with their limits.
+func routes(engines admission.Engines, nodePools conversionwebhook.ClientNodePools, log logr.Logger) []webhook.Route {
+	return []webhook.Route{
+		{Path: deploy.ValidatePath, Handler: admission.NewValidatingWebhook(engines, log.WithName("validate")), MemoryFactor: admission.MemoryFactor},
+		{Path: deploy.MutatePath, Handler: admission.NewMutatingWebhook(engines, log.WithName("mutate")), MemoryFactor: admission.MemoryFactor},
+		{
+			Path:    deploy.ConvertPath,
+			Handler: &conversionwebhook.Handler{NodePools: nodePools, Log: log.WithName("conversion")},
+			// Conversion reviews carry whole lists.
+			MaxBodyBytes: conversionwebhook.DefaultMaxRequestBytes,
+			MemoryFactor: conversionwebhook.MemoryFactor,
+		},
 	}
-	timer := d.timer
-	if timer == nil {
-		timer = time.After
-	}
-	run, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	go func() {
-		<-ctx.Done()
-		d.draining.Store(true)
-		<-timer(delay)
-		cancel()
-	}()
-	return run
-}
-
-func (d *drainer) checker(_ *http.Request) error {
-	if d.draining.Load() {
-		return errors.New("shutting down: still serving requests already routed here")
-	}
-	return nil
 }
 
 func leaderElection(opts Options) bool { return opts.Controller && opts.LeaderElect }
 
-func managerOptions(opts Options, status http.Handler) manager.Options {
+// shutdownTimeout is long enough for a request that started just before
+// the signal.
+func shutdownTimeout(opts Options) time.Duration {
+	return max(30*time.Second, 2*opts.RequestTimeout)
+}
+
+// webhookManagerOptions: the manager that serves on every replica. It has
+// no leader election, so nothing but ctx stops it, and it runs no metrics
+// or probe server of its own: httpServers adds them with capped listeners.
+func webhookManagerOptions(opts Options) manager.Options {
+	shutdown := shutdownTimeout(opts)
+	return manager.Options{
+		Logger:                  opts.Log,
+		Metrics:                 metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:  "0",
+		GracefulShutdownTimeout: &shutdown,
+	}
+}
+
+// loopManagerOptions: the manager of the disruption loop, elected with the
+// Lease when LeaderElect. Its metrics reach /metrics through the shared
+// registry.
+func loopManagerOptions(opts Options) manager.Options {
 	ns := opts.LeaderElectionNamespace
 	if ns == "" {
 		ns = PodNamespace()
 	}
-	// Long enough for a request that started just before the signal.
-	shutdown := max(30*time.Second, 2*opts.RequestTimeout)
+	shutdown := 10 * time.Second
+	lease, renew, retry := opts.Lease.Duration, opts.Lease.RenewDeadline, opts.Lease.RetryPeriod
 	return manager.Options{
-		Logger: opts.Log,
-		Metrics: metricsserver.Options{
-			BindAddress:   orOff(opts.MetricsAddr),
-			ExtraHandlers: map[string]http.Handler{deploy.StatusPath: status},
-		},
-		HealthProbeBindAddress: orOff(opts.HealthAddr),
-		// Only the disruption loop needs a leader: every replica serves
-		// webhooks, and without the loop there is nothing to elect for.
+		Logger:                        opts.Log.WithName("loop"),
+		Metrics:                       metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:        "0",
 		LeaderElection:                leaderElection(opts),
 		LeaderElectionID:              deploy.LeaderElectionID,
 		LeaderElectionNamespace:       ns,
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &lease,
+		RenewDeadline:                 &renew,
+		RetryPeriod:                   &retry,
 		GracefulShutdownTimeout:       &shutdown,
 	}
 }
 
-func orOff(addr string) string {
-	if addr == "" {
-		return "0"
-	}
-	return addr
+// loopEndpoints serve /status and /explain once the loop exists; the
+// metrics server needs its handlers before the loop can be set up.
+type loopEndpoints struct {
+	loop atomic.Pointer[controller.Loop]
 }
 
-// statusHandler serves /status once the loop exists; the metrics server
-// needs its handlers before the loop can be set up.
-type statusHandler struct {
-	loop atomic.Pointer[http.Handler]
-}
+func (e *loopEndpoints) set(l *controller.Loop) { e.loop.Store(l) }
 
-func (s *statusHandler) set(h http.Handler) { s.loop.Store(&h) }
-
-func (s *statusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h := s.loop.Load(); h != nil {
-		(*h).ServeHTTP(w, r)
-		return
-	}
-	http.Error(w, "the disruption loop is off (karpgate serve --controller=false), so there is no NodePool status", http.StatusNotFound)
+func (e *loopEndpoints) serve(handler func(*controller.Loop) http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if l := e.loop.Load(); l != nil {
+			handler(l).ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "the disruption loop is off (karpgate serve --controller=false), so there is no NodePool status to explain", http.StatusNotFound)
+	})
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
 	"github.com/karpgate/karpgate/internal/deploy"
 )
 
@@ -16,70 +18,162 @@ func TestManagerOptions(t *testing.T) {
 		name                string
 		change              func(*Options)
 		wantLeaderElection  bool
-		wantMetrics, wantNS string
+		wantNS              string
 		wantShutdownAtLeast time.Duration
 	}{
-		{"defaults", func(*Options) {}, true, ":8080", PodNamespace(), 30 * time.Second},
-		{"no loop, no election", func(o *Options) { o.Controller = false }, false, ":8080", PodNamespace(), 30 * time.Second},
-		{"election off", func(o *Options) { o.LeaderElect = false }, false, ":8080", PodNamespace(), 30 * time.Second},
-		{"metrics off, own namespace", func(o *Options) { o.MetricsAddr = ""; o.LeaderElectionNamespace = "ops" }, true, "0", "ops", 30 * time.Second},
-		{"long requests drain", func(o *Options) { o.RequestTimeout = 20 * time.Second }, true, ":8080", PodNamespace(), 40 * time.Second},
+		{"defaults", func(*Options) {}, true, PodNamespace(), 30 * time.Second},
+		{"election off", func(o *Options) { o.LeaderElect = false }, false, PodNamespace(), 30 * time.Second},
+		{"own namespace", func(o *Options) { o.LeaderElectionNamespace = "ops" }, true, "ops", 30 * time.Second},
+		{"long requests drain", func(o *Options) { o.RequestTimeout = 20 * time.Second }, true, PodNamespace(), 40 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := Defaults()
 			tt.change(&opts)
-			got := managerOptions(opts, http.NotFoundHandler())
-			if got.LeaderElection != tt.wantLeaderElection || got.LeaderElectionID != deploy.LeaderElectionID || got.LeaderElectionNamespace != tt.wantNS {
-				t.Errorf("leader election %v %q in %q", got.LeaderElection, got.LeaderElectionID, got.LeaderElectionNamespace)
+			loop := loopManagerOptions(opts)
+			if loop.LeaderElection != tt.wantLeaderElection || loop.LeaderElectionID != deploy.LeaderElectionID || loop.LeaderElectionNamespace != tt.wantNS || !loop.LeaderElectionReleaseOnCancel {
+				t.Errorf("leader election %v %q in %q", loop.LeaderElection, loop.LeaderElectionID, loop.LeaderElectionNamespace)
 			}
-			if got.Metrics.BindAddress != tt.wantMetrics || got.Metrics.ExtraHandlers[deploy.StatusPath] == nil {
-				t.Errorf("metrics on %q with handlers %v", got.Metrics.BindAddress, got.Metrics.ExtraHandlers)
+			if *loop.LeaseDuration != deploy.LeaseDuration || *loop.RenewDeadline != deploy.RenewDeadline || *loop.RetryPeriod != deploy.RetryPeriod {
+				t.Errorf("lease timings %v %v %v, want the explicit ones from deploy", *loop.LeaseDuration, *loop.RenewDeadline, *loop.RetryPeriod)
 			}
-			if *got.GracefulShutdownTimeout < tt.wantShutdownAtLeast {
-				t.Errorf("graceful shutdown %v, want at least %v", *got.GracefulShutdownTimeout, tt.wantShutdownAtLeast)
+			web := webhookManagerOptions(opts)
+			if web.LeaderElection {
+				t.Error("the webhooks' manager must not be elected: losing a Lease would stop it without a drain")
+			}
+			// karpgate serves metrics and probes itself, through capped
+			// listeners.
+			for _, o := range []manager.Options{loop, web} {
+				if o.Metrics.BindAddress != "0" || o.HealthProbeBindAddress != "0" {
+					t.Errorf("a manager serves metrics on %q and probes on %q", o.Metrics.BindAddress, o.HealthProbeBindAddress)
+				}
+			}
+			if *web.GracefulShutdownTimeout < tt.wantShutdownAtLeast {
+				t.Errorf("graceful shutdown %v, want at least %v", *web.GracefulShutdownTimeout, tt.wantShutdownAtLeast)
 			}
 		})
 	}
 }
 
-func TestStatusWithoutTheLoop(t *testing.T) {
-	s := &statusHandler{}
-	rec := httptest.NewRecorder()
-	s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/status", nil))
-	if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), "--controller=false") {
-		t.Fatalf("%d %s", rec.Code, rec.Body)
+func TestMetricsAddressFollowsSecurity(t *testing.T) {
+	opts := Defaults()
+	if got := opts.metricsAddr(); got != ":8080" {
+		t.Errorf("secure metrics on %q, want every interface", got)
 	}
-	s.set(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("pools")) }))
-	rec = httptest.NewRecorder()
-	s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/status", nil))
-	if rec.Code != http.StatusOK || rec.Body.String() != "pools" {
-		t.Fatalf("%d %s", rec.Code, rec.Body)
+	opts.MetricsSecure = false
+	if got := opts.metricsAddr(); got != "127.0.0.1:8080" {
+		t.Errorf("plain-HTTP metrics on %q, want loopback", got)
+	}
+	opts.MetricsAddr = "0"
+	if got := opts.metricsAddr(); got != "0" {
+		t.Errorf("metrics off became %q", got)
+	}
+}
+
+func TestLeaseTimingsAreChecked(t *testing.T) {
+	tests := []struct {
+		timings LeaseTimings
+		want    string
+	}{
+		{Defaults().Lease, ""},
+		{LeaseTimings{Duration: 15 * time.Second, RenewDeadline: 15 * time.Second, RetryPeriod: 2 * time.Second}, "must be longer than --leader-election-renew-deadline"},
+		{LeaseTimings{Duration: 15 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 2 * time.Second}, "more than 1.2 times"},
+		{LeaseTimings{Duration: 15 * time.Second, RenewDeadline: 10 * time.Second}, "must be positive"},
+	}
+	for _, tt := range tests {
+		err := tt.timings.Check()
+		if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%+v: %v, want %q", tt.timings, err, tt.want)
+		}
+	}
+}
+
+func TestMemoryPlan(t *testing.T) {
+	const mi = 1 << 20
+	tests := []struct {
+		name                 string
+		limit                int64
+		explicit             bool
+		wantHeap, wantBudget int64
+		wantErr              string
+	}{
+		{"no limit: runtime untouched, default budget", 0, false, 0, 256 * mi, ""},
+		{"the default 512Mi", 512 * mi, false, 512 * mi * 85 / 100, 512*mi*85/100 - 128*mi, ""},
+		{"GOMEMLIMIT set by hand wins", 512 * mi, true, 0, -1, ""},
+		{"too small for a 32MiB conversion review", 256 * mi, false, 0, 0, "give the container at least 377MiB"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan, err := planMemory(tt.limit, 3*mi, tt.explicit)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if plan.heapLimit != tt.wantHeap || (tt.wantBudget >= 0 && plan.requestBudget != tt.wantBudget) {
+				t.Fatalf("heap limit %d, budget %d; want %d, %d", plan.heapLimit, plan.requestBudget, tt.wantHeap, tt.wantBudget)
+			}
+		})
+	}
+}
+
+// TestLoopEndpointsWithoutTheLoop: with --controller=false, /status and
+// /explain say why they have nothing (the loop's own handlers are tested
+// end to end).
+func TestLoopEndpointsWithoutTheLoop(t *testing.T) {
+	opts := Defaults()
+	opts.MetricsSecure = false // the handler itself, without the TokenReview filter
+	handler, _, err := metricsHandler(opts, &loopEndpoints{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{deploy.StatusPath, deploy.ExplainPath + "?node=x"} {
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), "--controller=false") {
+			t.Errorf("%s: %d %s", path, rec.Code, rec.Body)
+		}
 	}
 }
 
 func TestDrainingFailsReadinessBeforeTheManagerStops(t *testing.T) {
-	delayStarted := make(chan time.Duration, 1)
-	delayOver := make(chan time.Time)
-	d := &drainer{timer: func(delay time.Duration) <-chan time.Time {
-		delayStarted <- delay
-		return delayOver
-	}}
-	parent, cancel := context.WithCancel(context.Background())
-	run := d.after(parent, 300*time.Millisecond)
-	if err := d.checker(nil); err != nil {
-		t.Fatalf("ready before shutdown: %v", err)
-	}
-	cancel()
-	if got := <-delayStarted; got != 300*time.Millisecond {
-		t.Fatalf("the drain waits %v, want the configured 300ms", got)
-	}
-	if err := d.checker(nil); err == nil || run.Err() != nil {
-		t.Fatalf("during the delay: readiness %v, manager context %v; want not ready and still running", err, run.Err())
-	}
-	close(delayOver)
-	<-run.Done() // the delay is over: the manager's context ends
-	if same := (&drainer{}).after(parent, 0); same != parent {
-		t.Fatal("without a delay the context must be the caller's")
+	for _, trigger := range []string{"signal", "lost lease"} {
+		t.Run(trigger, func(t *testing.T) {
+			delayStarted := make(chan time.Duration, 1)
+			delayOver := make(chan time.Time)
+			d := &drainer{timer: func(delay time.Duration) <-chan time.Time {
+				delayStarted <- delay
+				return delayOver
+			}}
+			parent, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			run := d.after(parent, 300*time.Millisecond)
+			if err := d.checker(nil); err != nil {
+				t.Fatalf("ready before shutdown: %v", err)
+			}
+			if trigger == "signal" {
+				cancel()
+			} else {
+				d.begin()
+				d.begin() // twice is harmless
+			}
+			if got := <-delayStarted; got != 300*time.Millisecond {
+				t.Fatalf("the drain waits %v, want the configured 300ms", got)
+			}
+			if err := d.checker(nil); err == nil || run.Err() != nil {
+				t.Fatalf("during the delay: readiness %v, manager context %v; want not ready and still running", err, run.Err())
+			}
+			close(delayOver)
+			<-run.Done() // the delay is over: the manager's context ends
+			// Without a delay the context ends as soon as the drain starts.
+			quick := &drainer{}
+			quickRun := quick.after(context.Background(), 0)
+			quick.begin()
+			<-quickRun.Done()
+		})
 	}
 }

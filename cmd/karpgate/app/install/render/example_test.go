@@ -25,6 +25,7 @@ func ExampleKustomize() {
 	// base/kustomization.yaml
 	// base/mutatingwebhookconfiguration.yaml
 	// base/namespace.yaml
+	// base/networkpolicy.yaml
 	// base/poddisruptionbudget.yaml
 	// base/role.yaml
 	// base/rolebinding.yaml

@@ -33,6 +33,7 @@ var fileConditions = map[string]string{
 	"Issuer":              ".Values.certManager.enabled",
 	"Certificate":         ".Values.certManager.enabled",
 	"PodDisruptionBudget": "gt (int .Values.replicas) 1",
+	"NetworkPolicy":       ".Values.networkPolicy.enabled",
 }
 
 func chartHoles() []hole {
@@ -45,7 +46,14 @@ func chartHoles() []hole {
 		{kind: "Deployment", path: at(container, "resources"), block: "{{- toYaml .Values.resources | nindent %d }}"},
 		{kind: "Deployment", path: at(container, "args", "--controller="), inline: `"--controller={{ .Values.controller.enabled }}"`},
 		{kind: "Deployment", path: at(container, "args", "--rollout-guard="), inline: `"--rollout-guard={{ .Values.controller.rolloutGuard }}"`},
+		{kind: "Deployment", path: at(container, "args", "--rollout-guard-freeze-after="), inline: `"--rollout-guard-freeze-after={{ .Values.controller.rolloutGuardFreezeAfter }}"`},
 		{kind: "Deployment", path: at(container, "args", "--environment="), when: ".Values.environment"},
+		// Four fifths of the shorter webhook timeout (deploy.RequestTimeoutFor),
+		// so karpgate answers before the API server gives up.
+		{kind: "Deployment", path: at(container, "args", "--request-timeout="),
+			inline: `"--request-timeout={{ mul (min (int .Values.webhooks.validating.timeoutSeconds) (int .Values.webhooks.mutating.timeoutSeconds)) 800 }}ms"`},
+		{kind: "NetworkPolicy", path: []string{"spec", "ingress", "0", "from"},
+			block: `{{- range .Values.networkPolicy.apiServerCIDRs }}{{ printf "- ipBlock:\n    cidr: %%q" . | nindent %d }}{{- end }}`},
 		{kind: "ConfigMap", path: []string{"data", deploy.ConfigKey}, blockHeader: " |", block: "{{- .Values.config | nindent %d }}"},
 	}
 	caBundle := `{{- if not .Values.certManager.enabled }}
@@ -78,6 +86,7 @@ func Chart(opts install.Options) (Tree, error) {
 	helmOpts.ImagePullPolicy = corev1.PullPolicy(t.value("{{ .Values.image.pullPolicy }}"))
 	helmOpts.Environment = t.value("{{ .Values.environment }}")
 	helmOpts.CertManager = true
+	helmOpts.NetworkPolicy.Enabled = true // the file condition decides
 	set, err := install.Build(helmOpts)
 	if err != nil {
 		return nil, err

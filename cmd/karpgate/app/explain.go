@@ -1,0 +1,103 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/karpgate/karpgate/disruption/explain"
+)
+
+type explainOptions struct {
+	kube    kubeFlags
+	display displayFlags
+	at      string
+	output  string
+}
+
+func newExplainCommand(s Streams) *cobra.Command {
+	var opts explainOptions
+	cmd := &cobra.Command{
+		Use:   "explain nodeclaim/NAME | node/NAME",
+		Short: "Say why a node is or is not being disrupted, reason by reason, and what stops it",
+		Long: `explain reads one NodeClaim or Node from the cluster in your kubeconfig, with its
+NodePool, the NodePool's nodes, the pods on the node and their
+PodDisruptionBudgets, and says for each voluntary disruption reason
+(Underutilized, Empty, Drifted) whether Karpenter may pick the node now and
+everything that stops it:
+
+  - the node not managed, not launched or not initialized, already being
+    deleted or disrupted, karpenter.sh/do-not-disrupt on the node, a static
+    NodePool: these stop every reason;
+  - pods that block eviction: karpenter.sh/do-not-disrupt on a running pod, a
+    PodDisruptionBudget that allows 0 disruptions, two budgets on one pod
+    (drift goes ahead anyway when the NodeClaim has a terminationGracePeriod);
+  - Drifted: the drift state and reason, or the AMI drift Karpenter will find;
+  - Empty and Underutilized: consolidateAfter Never, consolidationPolicy
+    WhenEmpty, the Consolidatable condition, pods that would need a new home;
+  - the budget that binds now (karpgate's own freeze or rollout guard hold
+    included), nodes already disrupting, and when it next allows one.
+
+It also says when the NodeClaim expires (expireAfter is forceful: no budget,
+do-not-disrupt or PodDisruptionBudget stops it) and what terminationGracePeriod
+does to a blocked drain. It computes everything with the same code as the
+controller's /explain endpoint. Times are in UTC with their reading in
+--timezone (or the timezone of --config's karpgate.yaml); Karpenter computes
+budget windows in UTC.
+
+What karpgate cannot see it says so: Karpenter's in-memory state (a node
+nominated for pending pods) and its consolidation simulation.
+
+Exit codes:
+  0  explained
+  3  usage error, or the NodeClaim or Node does not exist`,
+		Example: `  karpgate explain nodeclaim/default-x7k2p
+  karpgate explain node/ip-10-0-12-34.ec2.internal --timezone Europe/Paris
+  karpgate explain node/ip-10-0-12-34.ec2.internal -o json --at 2026-01-05T17:00:00Z`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runExplain(cmd, s, opts, args[0]) },
+	}
+	opts.kube.register(cmd.Flags())
+	opts.display.register(cmd.Flags())
+	cmd.Flags().StringVar(&opts.at, "at", "", "explain at this RFC 3339 instant instead of now (budget windows; the cluster is read as it is now)")
+	cmd.Flags().StringVarP(&opts.output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func runExplain(cmd *cobra.Command, s Streams, opts explainOptions, arg string) error {
+	target, err := explain.ParseTarget(arg)
+	if err != nil {
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	if opts.output != "text" && opts.output != "json" {
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--output %q: use text or json", opts.output)}
+	}
+	now := time.Now()
+	if opts.at != "" {
+		if now, err = parseInstant("--at", opts.at); err != nil {
+			return &ExitError{Code: ExitUsage, Err: err}
+		}
+	}
+	loc, err := opts.display.location()
+	if err != nil {
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	c, err := opts.kube.client()
+	if err != nil {
+		return err
+	}
+	in, err := explain.Gather(cmd.Context(), c, target)
+	if err != nil {
+		if errors.Is(err, explain.ErrNotFound) {
+			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%w; `kubectl get nodeclaims,nodes` lists what there is", err)}
+		}
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("reading the cluster: %w", err)}
+	}
+	e := explain.Explain(in, now)
+	if opts.output == "json" {
+		return explain.WriteJSON(s.Out, e)
+	}
+	return explain.WriteText(s.Out, e, loc)
+}

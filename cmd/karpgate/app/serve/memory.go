@@ -1,0 +1,73 @@
+package serve
+
+import (
+	"fmt"
+	"os"
+	"runtime/debug"
+
+	"github.com/karpgate/karpgate/webhook"
+	"github.com/karpgate/karpgate/webhook/admission"
+	conversionwebhook "github.com/karpgate/karpgate/webhook/conversion"
+)
+
+// The shares of the container's memory limit; the README's "Memory"
+// section works them through for the default 512Mi.
+const (
+	// heapPercent of the limit becomes GOMEMLIMIT: the Go runtime collects
+	// harder as the heap nears it, and the rest covers what the heap limit
+	// does not count precisely (stacks, fragmentation, the binary).
+	heapPercent = 85
+	// baseReserve is the heap karpgate needs besides request bodies: what
+	// it holds idle (compiled policies, the disruption loop's trimmed caches
+	// for a few thousand nodes, client and TLS state: about 60 MiB) and the
+	// policy evaluations running at once (twice GOMAXPROCS of them, each
+	// bounded by policies.Limits). What is left of the heap limit is the
+	// budget requests share.
+	baseReserve = 128 << 20
+)
+
+// memoryPlan is how serve divides the memory limit.
+type memoryPlan struct {
+	// heapLimit is set as GOMEMLIMIT; 0 leaves the runtime's as it is.
+	heapLimit int64
+	// requestBudget is shared by the requests in flight
+	// (webhook.Limits.MemoryBudget).
+	requestBudget int64
+}
+
+// planMemory sizes the heap limit and the request budget from the
+// container's limit. An explicit GOMEMLIMIT wins over the heap share. The
+// largest request a route accepts must fit the budget: otherwise the limit
+// is too small, which is said at start-up rather than by the OOM killer.
+func planMemory(limit, maxAdmissionBytes int64, explicitGOMEMLIMIT bool) (memoryPlan, error) {
+	if limit <= 0 {
+		return memoryPlan{requestBudget: webhook.DefaultMemoryBudget}, nil
+	}
+	plan := memoryPlan{heapLimit: limit * heapPercent / 100}
+	heap := plan.heapLimit
+	if explicitGOMEMLIMIT {
+		plan.heapLimit = 0
+		heap = min(limit, debug.SetMemoryLimit(-1))
+	}
+	plan.requestBudget = heap - baseReserve
+	need := max(conversionwebhook.DefaultMaxRequestBytes*conversionwebhook.MemoryFactor, maxAdmissionBytes*admission.MemoryFactor)
+	if plan.requestBudget < need {
+		return plan, fmt.Errorf("--memory-limit %dMiB leaves %dMiB of heap for requests, and one request at the body limits needs %dMiB (a %dMiB conversion review, or a %dMiB admission review with --max-request-bytes): give the container at least %dMiB",
+			limit>>20, max(plan.requestBudget, 0)>>20, need>>20, conversionwebhook.DefaultMaxRequestBytes>>20, maxAdmissionBytes>>20, ((need+baseReserve)*100/heapPercent)>>20+1)
+	}
+	return plan, nil
+}
+
+// apply sets the heap limit.
+func (p memoryPlan) apply() {
+	if p.heapLimit > 0 {
+		debug.SetMemoryLimit(p.heapLimit)
+	}
+}
+
+// explicitGOMEMLIMIT reports whether the environment set GOMEMLIMIT, which
+// then wins over the share of --memory-limit.
+func explicitGOMEMLIMIT() bool {
+	_, set := os.LookupEnv("GOMEMLIMIT")
+	return set
+}

@@ -1,0 +1,63 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/karpgate/karpgate/disruption/explain"
+)
+
+// ExplainHandler serves why one NodeClaim or Node is or is not a disruption
+// candidate, from the loop's cache: ?nodeclaim=NAME or ?node=NAME, as JSON,
+// or as text with ?format=text (times read in karpgate.yaml's timezone).
+// Every replica answers, as for /status.
+func (l *Loop) ExplainHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method != http.MethodGet && req.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "use GET", http.StatusMethodNotAllowed)
+			return
+		}
+		q := req.URL.Query()
+		var target explain.Target
+		switch claim, node := q.Get("nodeclaim"), q.Get("node"); {
+		case claim != "" && node == "":
+			target = explain.Target{Kind: explain.KindNodeClaim, Name: claim}
+		case node != "" && claim == "":
+			target = explain.Target{Kind: explain.KindNode, Name: node}
+		default:
+			http.Error(w, "name one NodeClaim or one Node: /explain?nodeclaim=NAME or /explain?node=NAME (add &format=text for people)", http.StatusBadRequest)
+			return
+		}
+		format := q.Get("format")
+		if format != "" && format != "json" && format != "text" {
+			http.Error(w, "format must be json or text", http.StatusBadRequest)
+			return
+		}
+		ctx, cancel := context.WithTimeout(req.Context(), 5*time.Second)
+		defer cancel()
+		if !l.cluster.GetCache().WaitForCacheSync(ctx) {
+			http.Error(w, "the disruption loop's cache has not synced yet; retry shortly", http.StatusServiceUnavailable)
+			return
+		}
+		in, err := explain.Gather(ctx, l.cluster.GetClient(), target)
+		switch {
+		case errors.Is(err, explain.ErrNotFound):
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		e := explain.Explain(in, l.opts.Clock.Now())
+		if format == "text" {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			_ = explain.WriteText(w, e, l.opts.Location())
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = explain.WriteJSON(w, e)
+	})
+}

@@ -1,0 +1,116 @@
+package webhookconfig
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/cel-go/cel"
+)
+
+// TestMatchConditions evaluates the conditions as the API server would,
+// with object and oldObject as untyped JSON, on the writes that matter:
+// Karpenter's metadata writes and deletions skip karpgate, anything karpgate
+// judges reaches it. The e2e fault test checks the same against a real API
+// server with karpgate stopped.
+func TestMatchConditions(t *testing.T) {
+	env, err := cel.NewEnv(cel.Variable("object", cel.DynType), cel.Variable("oldObject", cel.DynType), cel.Variable("request", cel.DynType))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type program struct {
+		name string
+		prg  cel.Program
+	}
+	var programs []program
+	for _, mc := range MatchConditions() {
+		ast, iss := env.Compile(mc.Expression)
+		if iss.Err() != nil {
+			t.Fatalf("%s: %v", mc.Name, iss.Err())
+		}
+		if ast.OutputType() != cel.BoolType && ast.OutputType() != cel.DynType {
+			t.Fatalf("%s yields %v, not a bool", mc.Name, ast.OutputType())
+		}
+		prg, err := env.Program(ast)
+		if err != nil {
+			t.Fatal(err)
+		}
+		programs = append(programs, program{mc.Name, prg})
+	}
+	pool := `{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"default","labels":{"team":"a"},"annotations":{"karpenter.sh/nodepool-hash":"1","karpgate.io/waive-KG101":"tested"}},"spec":{"weight":1}}`
+	tests := []struct {
+		name      string
+		operation string
+		old, new  string // JSON merge patches on pool; "-" means no object
+		wantCall  bool
+	}{
+		{"create", "CREATE", "-", `{}`, true},
+		{"Karpenter's hash annotation", "UPDATE", `{}`, `{"metadata":{"annotations":{"karpenter.sh/nodepool-hash":"2","karpenter.sh/nodepool-hash-version":"v3"}}}`, false},
+		{"a finalizer added", "UPDATE", `{}`, `{"metadata":{"finalizers":["karpenter.k8s.aws/termination"]}}`, false},
+		{"resourceVersion and managedFields only", "UPDATE", `{"metadata":{"resourceVersion":"1"}}`, `{"metadata":{"resourceVersion":"2","managedFields":[{"manager":"karpenter"}]}}`, false},
+		{"a spec change", "UPDATE", `{}`, `{"spec":{"weight":2}}`, true},
+		{"the spec removed", "UPDATE", `{}`, `{"spec":null}`, true},
+		{"the spec added", "UPDATE", `{"spec":null}`, `{}`, true},
+		{"a label changed", "UPDATE", `{}`, `{"metadata":{"labels":{"team":"b"}}}`, true},
+		{"the labels removed", "UPDATE", `{}`, `{"metadata":{"labels":null}}`, true},
+		{"a waiver added", "UPDATE", `{}`, `{"metadata":{"annotations":{"karpgate.io/waive-KG102":"ok"}}}`, true},
+		{"a waiver changed", "UPDATE", `{}`, `{"metadata":{"annotations":{"karpgate.io/waive-KG101":"other"}}}`, true},
+		{"a waiver removed", "UPDATE", `{}`, `{"metadata":{"annotations":{"karpgate.io/waive-KG101":null}}}`, true},
+		{"every annotation removed", "UPDATE", `{}`, `{"metadata":{"annotations":null}}`, true},
+		{"annotations added to an object without any", "UPDATE", `{"metadata":{"annotations":null}}`, `{"metadata":{"annotations":{"karpgate.io/waive-KG101":"x"}}}`, true},
+		{"another annotation on an object without any", "UPDATE", `{"metadata":{"annotations":null}}`, `{"metadata":{"annotations":{"karpgate.io/waive-KG101":null,"karpenter.sh/nodepool-hash":null,"example.com/x":"y"}}}`, false},
+		{"a finalizer removed while deleting", "UPDATE", `{"metadata":{"deletionTimestamp":"2026-01-01T00:00:00Z","finalizers":["f"]}}`, `{"metadata":{"deletionTimestamp":"2026-01-01T00:00:00Z"}}`, false},
+		{"a spec change while deleting", "UPDATE", `{"metadata":{"deletionTimestamp":"2026-01-01T00:00:00Z"}}`, `{"metadata":{"deletionTimestamp":"2026-01-01T00:00:00Z"},"spec":{"weight":5}}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vars := map[string]any{"request": map[string]any{"operation": tt.operation}, "object": apply(t, pool, tt.new), "oldObject": nil}
+			if tt.old != "-" {
+				vars["oldObject"] = apply(t, pool, tt.old)
+			}
+			called := true
+			for _, p := range programs {
+				out, _, err := p.prg.Eval(vars)
+				if err != nil {
+					t.Fatalf("%s: %v", p.name, err)
+				}
+				if out.Value() != true {
+					called = false
+				}
+			}
+			if called != tt.wantCall {
+				t.Fatalf("karpgate called: %v, want %v", called, tt.wantCall)
+			}
+		})
+	}
+}
+
+// apply is an RFC 7386 merge patch of patch onto doc, decoded.
+func apply(t *testing.T, doc, patch string) map[string]any {
+	t.Helper()
+	var d, p map[string]any
+	if err := json.Unmarshal([]byte(doc), &d); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(patch), &p); err != nil {
+		t.Fatal(err)
+	}
+	return merge(d, p)
+}
+
+func merge(doc, patch map[string]any) map[string]any {
+	for k, v := range patch {
+		switch pv := v.(type) {
+		case nil:
+			delete(doc, k)
+		case map[string]any:
+			dv, _ := doc[k].(map[string]any)
+			if dv == nil {
+				dv = map[string]any{}
+			}
+			doc[k] = merge(dv, pv)
+		default:
+			doc[k] = v
+		}
+	}
+	return doc
+}
