@@ -87,6 +87,62 @@ func TestRunServesKubectlAndCleansUpOnInterrupt(t *testing.T) {
 	}
 }
 
+// TestRunWithoutKarpenter runs `karpgate run --karpenter=false`, the
+// CRDs-only cluster: the printed kubectl commands work as before, nothing of
+// Karpenter's stack starts or is announced, and Ctrl-C leaves nothing.
+func TestRunWithoutKarpenter(t *testing.T) {
+	t.Parallel()
+	assets := testenv.AssetsDir(t)
+	dir := t.TempDir()
+	bin := buildKarpgateDev(t)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	run := exec.CommandContext(ctx, bin, "run", "--karpenter=false", "--assets", assets, "--kubeconfig", kubeconfig)
+	var stderr bytes.Buffer
+	run.Stderr = &stderr
+	stdout, err := run.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = run.Process.Kill() }()
+
+	port, printed := waitForReady(t, stdout, &stderr)
+	for _, absent := range []string{"Karpenter metrics:", walkthroughHeader, "simulated nodes"} {
+		if strings.Contains(printed, absent) {
+			t.Errorf("--karpenter=false still prints %q:\n%s", absent, printed)
+		}
+	}
+	tryPrintedCommands(t, assets, kubeconfig, printed)
+	if !anyContains(processesWith(t, "--secure-port="+port), "kube-apiserver") {
+		t.Fatalf("found no kube-apiserver process for port %s: the leak check below would prove nothing", port)
+	}
+	// Every component of the stack would name the run's kubeconfig, as
+	// karpgate-dev itself does.
+	for _, p := range processesWith(t, dir) {
+		for _, component := range []string{"bin/karpenter/", "bin/kwok/", "kube-scheduler", "kube-controller-manager"} {
+			if strings.Contains(p, component) {
+				t.Errorf("--karpenter=false started %s: %s", component, p)
+			}
+		}
+	}
+	if err := run.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Wait(); err != nil {
+		t.Fatalf("karpgate run after Ctrl-C: %v\n%s", err, stderr.String())
+	}
+	if left := processesWith(t, "--secure-port="+port); len(left) > 0 {
+		t.Errorf("processes left behind after Ctrl-C: %v", left)
+	}
+	if left, err := os.ReadDir(dir); err != nil || len(left) != 0 {
+		t.Errorf("files of a stopped cluster left behind in %s: %v %v", dir, left, err)
+	}
+}
+
 func anyContains(list []string, s string) bool {
 	for _, l := range list {
 		if strings.Contains(l, s) {
