@@ -3,8 +3,12 @@ package karpenterstack
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/karpgate/karpgate/test/crdsource"
 )
@@ -71,6 +75,47 @@ func TestFindBinariesNamesWhatIsMissing(t *testing.T) {
 	for _, want := range []string{"kube-scheduler is missing", "kube-controller-manager is missing", "no-karpenter is missing", "no-kwok is missing", "make tools"} {
 		if !regexp.MustCompile(regexp.QuoteMeta(want)).MatchString(err.Error()) {
 			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+}
+
+// TestHeartbeatDelay checks that the heartbeat stage keeps everything but
+// its delay when Options.NodeHeartbeat sets it, and that the default is the
+// stage file's own.
+func TestHeartbeatDelay(t *testing.T) {
+	data, err := stages.ReadFile("stages/" + heartbeatStageFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		every            time.Duration
+		wantMin, wantMax int64
+	}{
+		{10 * time.Second, 10000, 15000},
+		{2 * time.Minute, 120000, 180000},
+	} {
+		out, err := withDelay(data, tt.every)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, orig map[string]any
+		if err := yaml.Unmarshal(out, &got); err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.Unmarshal(data, &orig); err != nil {
+			t.Fatal(err)
+		}
+		delay := got["spec"].(map[string]any)["delay"].(map[string]any)
+		if delay["durationMilliseconds"] != float64(tt.wantMin) || delay["jitterDurationMilliseconds"] != float64(tt.wantMax) {
+			t.Errorf("every %v: delay %v, want %d..%d ms", tt.every, delay, tt.wantMin, tt.wantMax)
+		}
+		if tt.every == 10*time.Second && !reflect.DeepEqual(got, orig) {
+			t.Errorf("the default heartbeat differs from the stage file:\n%s\nwant\n%s", out, data)
+		}
+		delete(got["spec"].(map[string]any), "delay")
+		delete(orig["spec"].(map[string]any), "delay")
+		if !reflect.DeepEqual(got, orig) {
+			t.Errorf("every %v: more than the delay changed:\n%s", tt.every, out)
 		}
 	}
 }

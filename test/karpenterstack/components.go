@@ -63,11 +63,16 @@ var controllerManagerControllers = []string{
 func (s *Stack) controllerManagerCommand(opts Options) func(int) (string, []string, []string, error) {
 	return func(port int) (string, []string, []string, error) {
 		grace := opts.NodeLeaseDuration + opts.NodeLeaseDuration/4
+		// A node whose simulated kubelet has not posted its first status
+		// yet is marked Unknown after the startup grace period (1m by
+		// default); kwok, busy with many nodes, may take longer than that.
+		startupGrace := max(time.Minute, grace)
 		args := append(servingFlags(s.Dir, "kube-controller-manager", opts.Kubeconfig, port),
 			"--kubeconfig="+opts.Kubeconfig,
 			"--leader-elect=false",
 			"--controllers="+strings.Join(controllerManagerControllers, ","),
 			"--node-monitor-grace-period="+grace.String(),
+			"--node-startup-grace-period="+startupGrace.String(),
 			"--kube-api-qps=200", "--kube-api-burst=400",
 		)
 		return opts.Binaries.ControllerManager, args, nil, nil
@@ -106,12 +111,24 @@ func (s *Stack) kwokCommand(opts Options) func(int) (string, []string, []string,
 			return "", nil, nil, err
 		}
 		sort.Slice(files, func(i, j int) bool { return files[i].Name() < files[j].Name() })
+		configs := map[string][]byte{kwokConfigurationFile: kwokConfiguration}
+		names := []string{kwokConfigurationFile}
 		for _, f := range files {
 			data, err := stages.ReadFile("stages/" + f.Name())
 			if err != nil {
 				return "", nil, nil, err
 			}
-			path := filepath.Join(dir, f.Name())
+			if f.Name() == heartbeatStageFile {
+				if data, err = withDelay(data, opts.NodeHeartbeat); err != nil {
+					return "", nil, nil, fmt.Errorf("%s: %w", f.Name(), err)
+				}
+			}
+			configs[f.Name()] = data
+			names = append(names, f.Name())
+		}
+		for _, name := range names {
+			data := configs[name]
+			path := filepath.Join(dir, name)
 			if err := os.WriteFile(path, data, 0o600); err != nil {
 				return "", nil, nil, err
 			}

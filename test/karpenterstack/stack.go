@@ -29,6 +29,12 @@ type Options struct {
 	// lapses NotReady. Longer leases mean fewer writes for many nodes.
 	// Default 40s, the kubelet's.
 	NodeLeaseDuration time.Duration
+	// NodeHeartbeat is how often kwok posts each simulated node's status
+	// again (stages/node-heartbeat.yaml), at a random point between it and
+	// one and a half times it. Default 10s. kwok plays node stages on a few
+	// workers: a thousand nodes need a slower heartbeat, or the backlog
+	// starves the stages that bring new nodes up.
+	NodeHeartbeat time.Duration
 	// KarpenterEnv adds to Karpenter's settings, by environment variable
 	// (LOG_LEVEL, BATCH_MAX_DURATION, ...).
 	KarpenterEnv map[string]string
@@ -62,6 +68,9 @@ const (
 func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if opts.NodeLeaseDuration == 0 {
 		opts.NodeLeaseDuration = 40 * time.Second
+	}
+	if opts.NodeHeartbeat == 0 {
+		opts.NodeHeartbeat = 10 * time.Second
 	}
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 2 * time.Minute
