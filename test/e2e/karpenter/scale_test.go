@@ -159,7 +159,8 @@ func BenchmarkScale(b *testing.B) {
 	b.Logf("nodeclaim list p50 %.1fms p99 %.1fms; API JSON of the cached kinds %.1f MiB", ms(lp50), ms(lp99), float64(apiJSON)/(1<<20))
 }
 
-// waitFleet waits until karpgate counts nodes nodes over every NodePool.
+// waitFleet waits until karpgate counts at least nodes nodes over every
+// NodePool.
 // The limit bounds a broken run: Karpenter launching 1,000 nodes on a
 // loaded two-core machine takes many minutes.
 func waitFleet(b *testing.B, c *localcluster.Cluster, nodes int) {
@@ -176,7 +177,10 @@ func waitFleet(b *testing.B, c *localcluster.Cluster, nodes int) {
 		for _, p := range r.NodePools {
 			counted += p.Nodes
 		}
-		if counted != nodes {
+		// At least: on a loaded machine Karpenter may launch a few more
+		// than one per pod while nodes are slow to come up, and the pools
+		// never consolidate them.
+		if counted < nodes {
 			return fmt.Errorf("karpgate counts %d of %d nodes", counted, nodes)
 		}
 		return nil
