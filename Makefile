@@ -155,7 +155,7 @@ lint: $(GOLANGCI_LINT) ## go vet, gofmt, go.mod tidiness, golangci-lint (.golang
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy; run go mod tidy:"; $(GO) mod tidy -diff; exit 1; }
-	$(GOLANGCI_LINT) run ./...
+	$(GOLANGCI_LINT) run --allow-parallel-runners ./...
 	$(GO) test -count=1 -run '^TestRegoIsFormatted$$' ./policies
 
 bench: tools ## Benchmarks, with their in-run baselines.

@@ -103,11 +103,11 @@ func reduceInto(out, in ast.Object, path []*ast.Term, whole bool) {
 		return
 	}
 	var sub ast.Object
-	switch existing := out.Get(key); {
-	case existing == nil:
+	switch existing := out.Get(key); existing {
+	case nil:
 		sub = ast.NewObject()
 		out.Insert(key, ast.NewTerm(sub))
-	case existing == v:
+	case v:
 		return // kept whole already: never write into the input
 	default:
 		sub = existing.Value.(ast.Object)
