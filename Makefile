@@ -8,7 +8,15 @@ SHELL := /usr/bin/env bash
 GO          ?= go
 K8S_VERSION := v1.36.3
 ASSETS      := $(CURDIR)/bin/k8s/$(K8S_VERSION)
-TOOLS       := $(ASSETS)/kube-apiserver $(ASSETS)/etcd $(ASSETS)/kubectl
+TOOLS       := $(ASSETS)/kube-apiserver $(ASSETS)/etcd $(ASSETS)/kubectl \
+               $(ASSETS)/kube-scheduler $(ASSETS)/kube-controller-manager
+# The simulated-node stack of `make run` and the Karpenter e2e tests:
+# Karpenter's kwok provider and the kwok controller, each from a build-only
+# module under hack/ whose go.sum pins every dependency.
+KARPENTER_VERSION := v1.0.8
+KARPENTER   := $(CURDIR)/bin/karpenter/$(KARPENTER_VERSION)/karpenter
+KWOK_VERSION := v0.8.0
+KWOK        := $(CURDIR)/bin/kwok/$(KWOK_VERSION)/kwok
 # etcdctl lets tests read etcd itself (which version an object is stored at);
 # same module pins as the etcd server in hack/k8s.
 ETCDCTL_VERSION := v3.6.8
@@ -53,10 +61,13 @@ export KUBEBUILDER_ASSETS := $(ASSETS)
 export KARPGATE_HELM := $(HELM)
 # The alert tests run this promtool.
 export KARPGATE_PROMTOOL := $(PROMTOOL)
+# `karpgate run` and the Karpenter e2e tests run these (test/karpenterstack).
+export KARPGATE_KARPENTER := $(KARPENTER)
+export KARPGATE_KWOK := $(KWOK)
 # The storage migration tests read etcd with this etcdctl.
 export KARPGATE_ETCDCTL := $(ETCDCTL)
 
-.PHONY: build tools etcdctl helm promtool golangci-lint peers manifests test unit e2e lint bench bench-peers load fuzz run clean help
+.PHONY: build tools etcdctl helm promtool golangci-lint peers manifests test unit e2e lint bench bench-peers load scale fuzz run clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -69,13 +80,13 @@ bin/karpgate: FORCE
 
 FORCE:
 
-tools: $(TOOLS) ## Build kube-apiserver, etcd and kubectl from source (once; cached).
+tools: $(TOOLS) $(KARPENTER) $(KWOK) ## Build the control plane, Karpenter's kwok provider and kwok from source (once; cached).
 
 # Built from the module proxy by the build-only module in hack/k8s: the usual
 # envtest download is not reachable, and building pins exactly what we test.
 # No file prerequisites on purpose: the folder is named by version, and a fresh
 # checkout's new timestamps must not trigger a rebuild of minutes.
-$(ASSETS)/kube-apiserver $(ASSETS)/kubectl:
+$(ASSETS)/kube-apiserver $(ASSETS)/kubectl $(ASSETS)/kube-scheduler $(ASSETS)/kube-controller-manager:
 	@mkdir -p $(ASSETS)
 	@echo "building $(notdir $@) $(K8S_VERSION) from source (a few minutes the first time)"
 	cd hack/k8s && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(K8S_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/$(notdir $@)
@@ -84,6 +95,18 @@ $(ASSETS)/etcd:
 	@mkdir -p $(ASSETS)
 	@echo "building etcd from source"
 	cd hack/k8s && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ go.etcd.io/etcd/server/v3
+
+# Karpenter's own main package for its kwok provider, with its version
+# stamped as its Makefile does; its metrics report it in karpenter_build_info.
+$(KARPENTER):
+	@mkdir -p $(dir $@)
+	@echo "building Karpenter $(KARPENTER_VERSION) with its kwok provider from source"
+	cd hack/karpenter && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X sigs.k8s.io/karpenter/pkg/operator.Version=$(KARPENTER_VERSION)' -o $@ sigs.k8s.io/karpenter/kwok
+
+$(KWOK):
+	@mkdir -p $(dir $@)
+	@echo "building kwok $(KWOK_VERSION) from source"
+	cd hack/kwok && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ sigs.k8s.io/kwok/cmd/kwok
 
 etcdctl: $(ETCDCTL) ## Build etcdctl from source (once; cached), for the storage migration tests.
 
@@ -162,6 +185,9 @@ bench-peers: build peers ## karpgate lint, kubeconform and conftest side by side
 load: ## 64 concurrent clients against the admission webhook for 30s: p50/p99, throughput, errors.
 	$(GO) test -run '^$$' -bench '^BenchmarkLoad$$' -benchtime 1x -count=1 ./webhook/admission -args -load.duration 30s
 
+scale: tools ## karpgate on 50 NodePools and 1,000 simulated nodes with a real Karpenter: recompute time, cache memory, /status p50/p99.
+	$(GO) test -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x -count=1 -timeout 60m ./test/e2e/karpenter -args -scale
+
 fuzz: ## Every fuzz target for $(FUZZTIME) each (FUZZTIME=1m make fuzz for longer).
 	@for pkg in $$($(GO) list ./...); do \
 	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
@@ -175,8 +201,11 @@ fuzz: ## Every fuzz target for $(FUZZTIME) each (FUZZTIME=1m make fuzz for longe
 bin/karpgate-dev: FORCE
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/karpgate-dev
 
-run: tools bin/karpgate-dev ## A local kube-apiserver with the Karpenter CRDs and karpgate, until Ctrl-C.
-	bin/karpgate-dev run --assets $(ASSETS) --kubeconfig $(CURDIR)/bin/run/kubeconfig
+# RUN_FLAGS=--karpenter=false: the CRDs-only cluster, without Karpenter.
+RUN_FLAGS   ?=
+
+run: tools bin/karpgate-dev ## A local cluster with karpgate and Karpenter on simulated nodes, until Ctrl-C (RUN_FLAGS=--karpenter=false: CRDs only).
+	bin/karpgate-dev run --assets $(ASSETS) --kubeconfig $(CURDIR)/bin/run/kubeconfig $(RUN_FLAGS)
 
 clean: ## Remove build output (keeps the built control plane binaries).
 	rm -f bin/karpgate bin/karpgate-dev

@@ -17,24 +17,29 @@ import (
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/test/controlplane"
 	"github.com/karpgate/karpgate/test/crdsource"
+	"github.com/karpgate/karpgate/test/karpenterstack"
 )
 
 type runOptions struct {
 	assetsDir  string
 	kubeconfig string
+	karpenter  bool
 }
 
 func newRunCommand(s app.Streams) *cobra.Command {
 	var opts runOptions
 	cmd := &cobra.Command{
 		Use:   "run",
-		Short: "Run a local cluster with the Karpenter CRDs and karpgate's webhooks, for trying karpgate out",
+		Short: "Run a local cluster with Karpenter on simulated nodes and karpgate's webhooks, for trying karpgate out",
 		Long: `run starts a real kube-apiserver and etcd on loopback (binaries from
 ` + "`make tools`" + `) with Karpenter v1.0.8's CRDs, which serve v1beta1 and v1, and karpgate
 serve in this process: the CRDs convert through karpgate, karpgate's validating and
-mutating webhooks are registered, and the disruption loop runs. It prints the
-kubeconfig and three commands to try, and stays up until interrupted. Ctrl-C stops
-every process it started and removes every file it wrote.
+mutating webhooks are registered, and the disruption loop runs. Next to them run
+kube-scheduler, kube-controller-manager, the kwok controller and Karpenter v1.0.8's
+kwok provider, so that NodePools launch simulated nodes and drift replaces them
+(--karpenter=false leaves them out). It prints the kubeconfig, commands to try and a
+drift walkthrough, and stays up until interrupted. Ctrl-C stops every process it
+started and removes every file it wrote.
 
 The kubeconfig, the serving certificate (from a CA made at start), karpgate.yaml
 (edit it: karpgate reloads it) and karpgate serve's log go in the folder of
@@ -49,6 +54,7 @@ Go module cache through the pins under hack/crds.`,
 	}
 	cmd.Flags().StringVar(&opts.assetsDir, "assets", os.Getenv(controlplane.AssetsEnv), "folder with kube-apiserver, etcd and kubectl (default $KUBEBUILDER_ASSETS)")
 	cmd.Flags().StringVar(&opts.kubeconfig, "kubeconfig", filepath.Join("bin", "run", "kubeconfig"), "where to write the admin kubeconfig; karpgate's files go next to it")
+	cmd.Flags().BoolVar(&opts.karpenter, "karpenter", true, "run Karpenter's kwok provider, kwok, kube-scheduler and kube-controller-manager, so NodePools launch simulated nodes")
 	return cmd
 }
 
@@ -61,16 +67,21 @@ func runLocalCluster(ctx context.Context, s app.Streams, opts runOptions) error 
 	if err != nil {
 		return &app.ExitError{Code: app.ExitUsage, Err: err}
 	}
-	fmt.Fprintf(s.Err, "starting kube-apiserver and etcd with Karpenter %s's CRDs, and karpgate serve ...\n", "v1.0.8")
+	what := "kube-apiserver and etcd with Karpenter " + karpenterstack.KarpenterVersion + "'s CRDs, and karpgate serve"
+	if opts.karpenter {
+		what += ", then kube-scheduler, kube-controller-manager, kwok and Karpenter"
+	}
+	fmt.Fprintf(s.Err, "starting %s ...\n", what)
 	started := time.Now()
 	cluster, err := localcluster.Start(ctx, localcluster.Options{
 		AssetsDir: opts.assetsDir, Dir: filepath.Dir(kubeconfig), KubeconfigPath: kubeconfig, Controller: true,
+		Karpenter: opts.karpenter,
 	})
 	if err != nil {
 		return err
 	}
 	defer func() {
-		fmt.Fprintln(s.Err, "stopping karpgate serve, kube-apiserver and etcd ...")
+		fmt.Fprintln(s.Err, "stopping every process it started ...")
 		if err := cluster.Stop(); err != nil {
 			fmt.Fprintln(s.Err, "karpgate: stopping the local cluster:", err)
 		}
@@ -81,20 +92,21 @@ func runLocalCluster(ctx context.Context, s app.Streams, opts runOptions) error 
 		return err
 	}
 	fmt.Fprintf(s.Out, `karpgate local cluster is up in %s (API server %s).
-Karpenter v1.0.8's CRDs convert through karpgate, its validating and mutating webhooks
-are registered, and its disruption loop runs.
+Karpenter %s's CRDs convert through karpgate, its validating and mutating webhooks
+are registered, and its disruption loop runs.%s
 
   export KUBECONFIG=%s
 
-%s
+%s%s
 
 karpgate.yaml (edit it; karpgate reloads it): %s
 karpgate serve's log:                         %s
 Metrics and NodePool status:                  %s/metrics  %s%s
-
+%s
 Press Ctrl-C to stop it and remove everything it started.
-`, time.Since(started).Round(time.Second), cluster.Config.Host, kubeconfig, tryCommands(examples),
-		cluster.ConfigPath, cluster.LogPath, cluster.MetricsURL, cluster.MetricsURL, deploy.StatusPath)
+`, time.Since(started).Round(time.Second), cluster.Config.Host, karpenterstack.KarpenterVersion, karpenterLine(cluster),
+		kubeconfig, tryCommands(examples), walkthrough(cluster, examples, karpgateCommand()),
+		cluster.ConfigPath, cluster.LogPath, cluster.MetricsURL, cluster.MetricsURL, deploy.StatusPath, karpenterEndpoints(cluster))
 	<-ctx.Done()
 	return nil
 }

@@ -50,6 +50,11 @@ const (
 	// kinds of the monitoring manifests, at the version of the API types
 	// they are built from.
 	PrometheusOperatorV0_93_1 Set = "prometheus-operator-v0.93.1"
+	// KarpenterKwokV1_0_8 holds the KWOKNodeClass of Karpenter's kwok
+	// provider (sigs.k8s.io/karpenter, the same release as KarpenterV1_0_8):
+	// the node class of the simulated nodes `karpgate run` and the Karpenter
+	// e2e tests launch.
+	KarpenterKwokV1_0_8 Set = "karpenter-kwok-v1.0.8"
 )
 
 // subdirs says where in each pinned module the CRDs live.
@@ -60,6 +65,7 @@ var subdirs = map[Set]string{
 	// The folder has every monitoring.coreos.com kind; onlyFiles keeps the
 	// two karpgate creates (the others are megabytes each).
 	PrometheusOperatorV0_93_1: "example/prometheus-operator-crd",
+	KarpenterKwokV1_0_8:       "kwok/apis/crds",
 }
 
 // onlyFiles limits a set to some files of its folder.

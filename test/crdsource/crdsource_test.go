@@ -18,6 +18,7 @@ func TestFilesOfEachPinnedSet(t *testing.T) {
 		{KarpenterV1_15_1, []string{"karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml", "karpenter.k8s.aws_ec2nodeclasses.yaml"}, "name: v1"},
 		{CertManagerV1_21_2, []string{"cert-manager.io_issuers.yaml", "cert-manager.io_certificates.yaml"}, "group: cert-manager.io"},
 		{PrometheusOperatorV0_93_1, []string{"monitoring.coreos.com_prometheusrules.yaml", "monitoring.coreos.com_servicemonitors.yaml"}, "operator.prometheus.io/version: 0.93.1"},
+		{KarpenterKwokV1_0_8, []string{"karpenter.kwok.sh_kwoknodeclasses.yaml"}, "kind: KWOKNodeClass"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.set), func(t *testing.T) {

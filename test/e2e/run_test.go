@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,15 +22,18 @@ import (
 )
 
 // TestRunServesKubectlAndCleansUpOnInterrupt runs `karpgate run` as a user
-// would, runs the kubectl commands it prints and checks they do what it
-// says, interrupts it, and checks that no API server or etcd it started is
-// left behind, nor any file it wrote.
+// would, with Karpenter on simulated nodes as by default: it runs the kubectl
+// commands it prints and checks they do what it says, walks through the
+// drift walkthrough it prints (walkthrough_test.go), interrupts it, and checks
+// that no process it started is left behind (API server, etcd,
+// kube-scheduler, kube-controller-manager, kwok, Karpenter), nor any file it
+// wrote.
 func TestRunServesKubectlAndCleansUpOnInterrupt(t *testing.T) {
 	assets := testenv.AssetsDir(t)
 	dir := t.TempDir()
 	bin := buildKarpgateDev(t)
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	run := exec.CommandContext(ctx, bin, "run", "--assets", assets, "--kubeconfig", kubeconfig)
 	var stderr bytes.Buffer
@@ -49,8 +55,20 @@ func TestRunServesKubectlAndCleansUpOnInterrupt(t *testing.T) {
 		t.Fatalf("the kubeconfig path is not printed:\n%s", printed)
 	}
 	tryPrintedCommands(t, assets, kubeconfig, printed)
-	if len(processesWith(t, "--secure-port="+port)) == 0 {
-		t.Fatalf("found no kube-apiserver process for port %s: the leak check below would prove nothing", port)
+	karpenterMetrics := karpenterMetricsPrinted(t, printed)
+	walkThroughDrift(t, assets, kubeconfig, printed)
+
+	started := map[string]string{
+		"kube-apiserver": "--secure-port=" + port,
+		// The stack's components name the run's kubeconfig or folder in
+		// their flags; Karpenter takes its ports as flags.
+		"kube-scheduler": dir, "kube-controller-manager": dir, "kwok": dir,
+		"karpenter": "--metrics-port=" + karpenterMetrics.Port(),
+	}
+	for name, arg := range started {
+		if !anyContains(processesWith(t, arg), name) {
+			t.Fatalf("found no %s process with %s: the leak check below would prove nothing", name, arg)
+		}
 	}
 
 	if err := run.Process.Signal(syscall.SIGINT); err != nil {
@@ -59,12 +77,105 @@ func TestRunServesKubectlAndCleansUpOnInterrupt(t *testing.T) {
 	if err := run.Wait(); err != nil {
 		t.Fatalf("karpgate run after Ctrl-C: %v\n%s", err, stderr.String())
 	}
-	if left := processesWith(t, "--secure-port="+port); len(left) > 0 {
-		t.Fatalf("processes left behind after Ctrl-C: %v", left)
+	for name, arg := range started {
+		if left := processesWith(t, arg); len(left) > 0 {
+			t.Errorf("%s: processes left behind after Ctrl-C: %v", name, left)
+		}
 	}
 	if left, err := os.ReadDir(dir); err != nil || len(left) != 0 {
 		t.Errorf("files of a stopped cluster left behind in %s: %v %v", dir, left, err)
 	}
+}
+
+// TestRunWithoutKarpenter runs `karpgate run --karpenter=false`, the
+// CRDs-only cluster: the printed kubectl commands work as before, nothing of
+// Karpenter's stack starts or is announced, and Ctrl-C leaves nothing.
+func TestRunWithoutKarpenter(t *testing.T) {
+	t.Parallel()
+	assets := testenv.AssetsDir(t)
+	dir := t.TempDir()
+	bin := buildKarpgateDev(t)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	run := exec.CommandContext(ctx, bin, "run", "--karpenter=false", "--assets", assets, "--kubeconfig", kubeconfig)
+	var stderr bytes.Buffer
+	run.Stderr = &stderr
+	stdout, err := run.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = run.Process.Kill() }()
+
+	port, printed := waitForReady(t, stdout, &stderr)
+	for _, absent := range []string{"Karpenter metrics:", walkthroughHeader, "simulated nodes"} {
+		if strings.Contains(printed, absent) {
+			t.Errorf("--karpenter=false still prints %q:\n%s", absent, printed)
+		}
+	}
+	tryPrintedCommands(t, assets, kubeconfig, printed)
+	if !anyContains(processesWith(t, "--secure-port="+port), "kube-apiserver") {
+		t.Fatalf("found no kube-apiserver process for port %s: the leak check below would prove nothing", port)
+	}
+	// Every component of the stack would name the run's kubeconfig, as
+	// karpgate-dev itself does.
+	for _, p := range processesWith(t, dir) {
+		for _, component := range []string{"bin/karpenter/", "bin/kwok/", "kube-scheduler", "kube-controller-manager"} {
+			if strings.Contains(p, component) {
+				t.Errorf("--karpenter=false started %s: %s", component, p)
+			}
+		}
+	}
+	if err := run.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Wait(); err != nil {
+		t.Fatalf("karpgate run after Ctrl-C: %v\n%s", err, stderr.String())
+	}
+	if left := processesWith(t, "--secure-port="+port); len(left) > 0 {
+		t.Errorf("processes left behind after Ctrl-C: %v", left)
+	}
+	if left, err := os.ReadDir(dir); err != nil || len(left) != 0 {
+		t.Errorf("files of a stopped cluster left behind in %s: %v %v", dir, left, err)
+	}
+}
+
+func anyContains(list []string, s string) bool {
+	for _, l := range list {
+		if strings.Contains(l, s) {
+			return true
+		}
+	}
+	return false
+}
+
+var karpenterMetricsLine = regexp.MustCompile(`(?m)^Karpenter metrics: (http://127\.0\.0\.1:\d+/metrics)$`)
+
+// karpenterMetricsPrinted finds the Karpenter metrics line and checks the
+// endpoint serves Karpenter's own metrics.
+func karpenterMetricsPrinted(t *testing.T, printed string) *url.URL {
+	t.Helper()
+	m := karpenterMetricsLine.FindStringSubmatch(printed)
+	if m == nil {
+		t.Fatalf("no `Karpenter metrics: http://127.0.0.1:PORT/metrics` line printed:\n%s", printed)
+	}
+	u, err := url.Parse(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "karpenter_build_info{") {
+		t.Fatalf("%s: %s, no karpenter_build_info:\n%.2000s", m[1], resp.Status, body)
+	}
+	return u
 }
 
 var tryLine = regexp.MustCompile(`^  kubectl apply -f (\S+)\s+# (.+)$`)
@@ -85,6 +196,9 @@ func tryPrintedCommands(t *testing.T, assets, kubeconfig, printed string) {
 		return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
 	}
 	var files []string
+	// The drift walkthrough's commands come after its header; the three
+	// examples before it.
+	printed, _, _ = strings.Cut(printed, walkthroughHeader)
 	for _, line := range strings.Split(printed, "\n") {
 		if m := tryLine.FindStringSubmatch(line); m != nil {
 			files = append(files, m[1])
@@ -153,7 +267,8 @@ func waitForReady(t *testing.T, stdout interface{ Read([]byte) (int, error) }, s
 		}
 		close(lines)
 	}()
-	timeout := time.After(wait.Patience)
+	// Seven processes start one after the other, each given its own time.
+	timeout := time.After(2 * wait.Patience)
 	var printed strings.Builder
 	port := ""
 	for {
@@ -177,7 +292,7 @@ func waitForReady(t *testing.T, stdout interface{ Read([]byte) (int, error) }, s
 				return port, printed.String()
 			}
 		case <-timeout:
-			t.Fatalf("karpgate run not up after %v:\n%s", wait.Patience, stderr.String())
+			t.Fatalf("karpgate run not up after %v:\n%s", 2*wait.Patience, stderr.String())
 		}
 	}
 }

@@ -112,6 +112,17 @@ func StartKarpgate(t testing.TB, opts localcluster.Options) (*Env, *localcluster
 	return &Env{ControlPlane: cluster.ControlPlane, Client: c, t: t}, cluster
 }
 
+// Attach binds a control plane that outlives the test (one a package's
+// tests share) to t, without stopping it when t ends.
+func Attach(t testing.TB, cp *controlplane.ControlPlane) *Env {
+	t.Helper()
+	c, err := client.New(cp.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Env{ControlPlane: cp, Client: c, t: t}
+}
+
 // AssetsDir returns KUBEBUILDER_ASSETS, or the newest folder `make tools`
 // filled under bin/k8s, so `go test` works after one `make tools`.
 func AssetsDir(t testing.TB) string {

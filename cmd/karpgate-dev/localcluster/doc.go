@@ -4,6 +4,9 @@
 // disruption loop, the CRDs' conversion pointed at it, and its validating
 // and mutating webhook configurations registered. Start returns once a
 // conversion and an admission request have gone through karpgate, so the
-// first kubectl command a user types already meets it. `karpgate run` and
-// the end-to-end tests use it.
+// first kubectl command a user types already meets it. With
+// Options.Karpenter it then starts a real Karpenter on simulated nodes
+// (package karpenterstack) and installs the KWOKNodeClass CRD, so that
+// NodePools launch nodes and drift replaces them. `karpgate run` and the
+// end-to-end tests use it.
 package localcluster

@@ -22,6 +22,7 @@ import (
 	"github.com/karpgate/karpgate/internal/webhookconfig"
 	"github.com/karpgate/karpgate/test/controlplane"
 	"github.com/karpgate/karpgate/test/crdsource"
+	"github.com/karpgate/karpgate/test/karpenterstack"
 	"github.com/karpgate/karpgate/test/localca"
 )
 
@@ -47,6 +48,12 @@ type Options struct {
 	// Serve adjusts karpgate serve's options before it starts (tests
 	// shorten reload intervals).
 	Serve func(*serve.Options)
+	// Karpenter runs a real Karpenter on simulated nodes next to karpgate
+	// (see package karpenterstack) and installs the KWOKNodeClass CRD, so
+	// that NodePools launch nodes and drift replaces them.
+	Karpenter bool
+	// Stack adjusts the simulated-node stack's options before it starts.
+	Stack func(*karpenterstack.Options)
 }
 
 // Cluster is a running local cluster.
@@ -61,13 +68,29 @@ type Cluster struct {
 	// its log.
 	ConfigPath, LogPath string
 
+	// Karpenter is the simulated-node stack, nil without Options.Karpenter.
+	Karpenter *karpenterstack.Stack
+
 	stopServe func() error
 	written   []string
 }
 
 // Start brings the cluster up; on error nothing is left running.
 func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
-	crds, err := controlplane.LoadCRDSets(ctx, crdsource.KarpenterV1_0_8)
+	sets := []crdsource.Set{crdsource.KarpenterV1_0_8}
+	var binaries karpenterstack.Binaries
+	if opts.Karpenter {
+		sets = append(sets, crdsource.KarpenterKwokV1_0_8)
+		// Before anything starts: a missing binary is a usage error.
+		assets := opts.AssetsDir
+		if assets == "" {
+			assets = os.Getenv(controlplane.AssetsEnv)
+		}
+		if binaries, err = karpenterstack.FindBinaries(assets); err != nil {
+			return nil, err
+		}
+	}
+	crds, err := controlplane.LoadCRDSets(ctx, sets...)
 	if err != nil {
 		return nil, err
 	}
@@ -163,6 +186,15 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := registerAdmission(ctx, k, endpoint, c.MetricsURL); err != nil {
 		return c, err
 	}
+	if opts.Karpenter {
+		stackOpts := karpenterstack.Options{Binaries: binaries, Kubeconfig: kubeconfig, Dir: opts.Dir}
+		if opts.Stack != nil {
+			opts.Stack(&stackOpts)
+		}
+		if c.Karpenter, err = karpenterstack.Start(ctx, stackOpts); err != nil {
+			return c, fmt.Errorf("starting Karpenter on simulated nodes: %w", err)
+		}
+	}
 	return c, nil
 }
 
@@ -184,12 +216,16 @@ func (c *Cluster) StopServe() error {
 	return err
 }
 
-// Stop stops karpgate serve, then the control plane, and removes every
-// file Start wrote.
+// Stop stops Karpenter's stack, karpgate serve, then the control plane, and
+// removes every file Start wrote.
 func (c *Cluster) Stop() error {
 	var err error
+	if c.Karpenter != nil {
+		err = c.Karpenter.Stop()
+		c.Karpenter = nil
+	}
 	if c.stopServe != nil {
-		err = c.stopServe()
+		err = errors.Join(err, c.stopServe())
 		c.stopServe = nil
 	}
 	if c.ControlPlane != nil {

@@ -1,0 +1,8 @@
+// Pins the Karpenter core module whose kwok provider `make run` and the
+// Karpenter e2e tests run (hack/karpenter builds it at the same version): its
+// KWOKNodeClass CRD is read from the module cache; nothing is copied.
+module github.com/karpgate/karpgate/hack/crds/karpenter-kwok-v1.0.8
+
+go 1.26.0
+
+require sigs.k8s.io/karpenter v1.0.8

@@ -1,0 +1,180 @@
+package karpentere2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
+	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/test/testenv"
+)
+
+// The NodePools of the comparison and what their budgets make of them.
+var comparedPools = []struct {
+	pool     pool
+	replicas int
+}{
+	// 3 nodes: 34% rounds up to 2; Drifted is capped at 1; Empty is frozen
+	// on even minutes (UTC), so the window opens and closes every minute.
+	{pool{Name: "cmp-window", Release: "v1", Budgets: `[{"nodes":"34%"},{"nodes":"1","reasons":["Drifted"]},{"nodes":"0","reasons":["Empty"],"schedule":"*/2 * * * *","duration":"1m"}]`}, 3},
+	// The CRD default, 10%, rounds up to 1 of 2.
+	{pool{Name: "cmp-default", Release: "v1"}, 2},
+	// No budgets at all: every reason unlimited.
+	{pool{Name: "cmp-unlimited", Release: "v1", Budgets: `[]`}, 1},
+	// A budget for no reason at all restricts nothing; @hourly freezes Empty
+	// for the first half of every hour.
+	{pool{Name: "cmp-descriptors", Release: "v1", Budgets: `[{"nodes":"0","reasons":[]},{"nodes":"0","schedule":"@hourly","duration":"30m","reasons":["Empty"]}]`}, 0},
+	// A cron Karpenter cannot parse, as in Karpenter's own docs: the API
+	// server stores it (karpgate's denial is waived), and Karpenter then
+	// allows nothing for any reason.
+	{pool{Name: "cmp-blocked", Release: "v1", Budgets: `[{"nodes":"1","schedule":"0 9 * * sat-sun","duration":"8h"}]`,
+		Annotations: map[string]string{"karpgate.io/waive-KG201": "karpgate e2e: what Karpenter does with a cron it cannot parse"}}, 0},
+}
+
+// TestAllowedDisruptionsMatchKarpenter compares
+// karpgate_nodepool_allowed_disruptions with Karpenter's own
+// karpenter_nodepools_allowed_disruptions for every NodePool and reason:
+// with nodes steady, across a budget window opening and closing (Karpenter
+// uses the real clock, so the window is a cron every other minute), and
+// while a drift rollout disrupts nodes.
+func TestAllowedDisruptionsMatchKarpenter(t *testing.T) {
+	t.Parallel()
+	c, env := cluster(t)
+	manifests := []string{nodeClassYAML}
+	var pools []string
+	for _, p := range comparedPools {
+		pools = append(pools, p.pool.Name)
+		manifests = append(manifests, p.pool.yaml())
+		if p.replicas > 0 {
+			manifests = append(manifests, deploymentYAML(p.pool.Name, p.replicas))
+		}
+	}
+	apply(t, env, manifests...)
+	for _, p := range comparedPools {
+		waitLaunched(t, c, env, p.pool.Name, p.replicas)
+	}
+
+	waitFor(t, "steady nodes: karpgate and Karpenter agree", 3*time.Minute, func() error {
+		cmp, err := compareNow(c)
+		if err != nil {
+			return err
+		}
+		return agree(cmp, pools, func(pool string) error {
+			if cmp.disrupting[pool] != 0 {
+				return fmt.Errorf("%s has %v nodes disrupting", pool, cmp.disrupting[pool])
+			}
+			return nil
+		})
+	})
+
+	// Empty is 0 while the window is active and 2 (34% of 3) otherwise.
+	seen := map[float64]bool{}
+	waitFor(t, "the Empty window of cmp-window open and closed, karpgate and Karpenter agreeing in each", 5*time.Minute, func() error {
+		cmp, err := compareNow(c)
+		if err != nil {
+			return err
+		}
+		if err := agree(cmp, pools, nil); err != nil {
+			return err
+		}
+		v := cmp.value("cmp-window", karpenter.ReasonEmpty)
+		if v != 0 && v != 2 {
+			return fmt.Errorf("cmp-window allows %v Empty disruptions; want 0 (window) or 2", v)
+		}
+		seen[v] = true
+		if !seen[0] || !seen[2] {
+			return fmt.Errorf("seen Empty at %v only", seen)
+		}
+		return nil
+	})
+
+	testAgreementWhileDisrupting(t, c, env, pools)
+}
+
+// testAgreementWhileDisrupting drifts cmp-window and compares while karpgate
+// sees nodes disrupting, until every node is replaced.
+func testAgreementWhileDisrupting(t *testing.T, c *localcluster.Cluster, env *testenv.Env, pools []string) {
+	before, err := nodeClaims(env, "cmp-window")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := names(before)
+	changed := comparedPools[0].pool
+	changed.Release = "v2"
+	if warnings := apply(t, env, changed.yaml()); !strings.Contains(warnings, "KG601") {
+		t.Errorf("changing the template label gave no KG601 warning:\n%s", warnings)
+	}
+	agreedWhileDisrupting, maxDisrupting := 0, 0.0
+	waitFor(t, "cmp-window's drift rollout done, with an agreeing sample while nodes disrupt", 8*time.Minute, func() error {
+		cmp, err := compareNow(c)
+		if err != nil {
+			return err
+		}
+		d := cmp.disrupting["cmp-window"]
+		maxDisrupting = max(maxDisrupting, d)
+		if d > 0 && agree(cmp, pools, nil) == nil {
+			agreedWhileDisrupting++
+		}
+		claims, err := nodeClaims(env, "cmp-window")
+		if err != nil {
+			return err
+		}
+		for _, nc := range claims {
+			if old[nc.GetName()] || claimCondition(nc, "Drifted") == "True" {
+				return fmt.Errorf("NodeClaim %s not replaced yet (%d agreeing samples while disrupting)", nc.GetName(), agreedWhileDisrupting)
+			}
+		}
+		if d != 0 || len(claims) != 3 {
+			return fmt.Errorf("%d NodeClaims, %v disrupting", len(claims), d)
+		}
+		if agreedWhileDisrupting == 0 {
+			return fmt.Errorf("the rollout finished without a sample taken while nodes were disrupting on which both agreed")
+		}
+		return nil
+	})
+	if maxDisrupting > 1 {
+		t.Errorf("karpgate saw %v cmp-window nodes disrupting at once; its Drifted budget allows 1", maxDisrupting)
+	}
+	t.Logf("%d agreeing samples while cmp-window nodes were disrupting", agreedWhileDisrupting)
+	waitFor(t, "steady again after the rollout: karpgate and Karpenter agree", 3*time.Minute, func() error {
+		cmp, err := compareNow(c)
+		if err != nil {
+			return err
+		}
+		return agree(cmp, pools, nil)
+	})
+}
+
+// agree reports the mismatches among pools, and extra's complaint.
+func agree(cmp comparison, pools []string, extra func(pool string) error) error {
+	only := map[string]bool{}
+	for _, p := range pools {
+		only[p] = true
+	}
+	var problems []string
+	for _, m := range cmp.mismatches() {
+		if only[strings.SplitN(m, "/", 2)[0]] {
+			problems = append(problems, m)
+		}
+	}
+	for _, p := range pools {
+		found := false
+		for k := range cmp.karpgate {
+			found = found || k.Pool == p
+		}
+		if !found {
+			problems = append(problems, p+": karpgate reports no allowed disruptions yet")
+		}
+		if extra != nil {
+			if err := extra(p); err != nil {
+				problems = append(problems, err.Error())
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s", strings.Join(problems, "; "))
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+package karpentere2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
+	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/test/testenv"
+)
+
+// pool is a v1 NodePool on the simulated nodes: one c-1x on-demand node per
+// replica of its Deployment, nothing cheaper to consolidate to.
+type pool struct {
+	Name string
+	// Release is the template label whose change drifts every node.
+	Release string
+	// Fault, when set, is the simulated-fault label of the template.
+	Fault string
+	// Budgets is spec.disruption.budgets as JSON; empty leaves it out (the
+	// CRD default, 10%).
+	Budgets string
+	// ConsolidateAfter defaults to 0s: every node is a consolidation
+	// candidate as soon as it is initialized, so Karpenter computes its
+	// budgets (and updates its allowed-disruptions metric) every 10 seconds.
+	ConsolidateAfter string
+	// Annotations of the NodePool (waivers).
+	Annotations map[string]string
+}
+
+func (p pool) yaml() string {
+	labels := fmt.Sprintf("release: %q", p.Release)
+	if p.Fault != "" {
+		labels += fmt.Sprintf(", %q: %q", "karpgate.io/simulated-fault", p.Fault)
+	}
+	after := p.ConsolidateAfter
+	if after == "" {
+		after = "0s"
+	}
+	budgets := ""
+	if p.Budgets != "" {
+		budgets = "\n    budgets: " + p.Budgets
+	}
+	annotations := ""
+	for k, v := range p.Annotations {
+		annotations += fmt.Sprintf("\n    %q: %q", k, v)
+	}
+	if annotations != "" {
+		annotations = "\n  annotations:" + annotations
+	}
+	return fmt.Sprintf(`apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: %s%s
+spec:
+  template:
+    metadata:
+      labels: {%s}
+    spec:
+      nodeClassRef: {group: karpenter.kwok.sh, kind: KWOKNodeClass, name: default}
+      requirements:
+        - {key: node.kubernetes.io/instance-type, operator: In, values: [c-1x-amd64-linux]}
+        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+  disruption:
+    consolidationPolicy: WhenEmptyOrUnderutilized
+    consolidateAfter: %s%s
+`, p.Name, annotations, labels, after, budgets)
+}
+
+// nodeClassYAML is the KWOKNodeClass every pool uses.
+const nodeClassYAML = `apiVersion: karpenter.kwok.sh/v1alpha1
+kind: KWOKNodeClass
+metadata:
+  name: default
+`
+
+// deploymentYAML runs replicas pods on the pool's nodes, one per node.
+func deploymentYAML(pool string, replicas int) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %[1]s, namespace: default}
+spec:
+  replicas: %[2]d
+  selector: {matchLabels: {app: %[1]s}}
+  template:
+    metadata: {labels: {app: %[1]s}}
+    spec:
+      nodeSelector: {karpenter.sh/nodepool: %[1]s}
+      terminationGracePeriodSeconds: 0
+      containers:
+        - name: app
+          image: registry.k8s.io/pause:3.10
+          resources: {requests: {cpu: 600m, memory: 128Mi}}
+`, pool, replicas)
+}
+
+// apply runs kubectl apply on manifests and returns its stderr (warnings).
+func apply(t *testing.T, env *testenv.Env, manifests ...string) string {
+	t.Helper()
+	res := env.Kubectl([]byte(strings.Join(manifests, "\n---\n")), "apply", "-f", "-")
+	if res.ExitCode != 0 {
+		t.Fatalf("kubectl apply: exit %d\n%s%s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	return res.Stderr
+}
+
+// nodeClaims lists the NodeClaims of a pool, as Karpenter wrote them.
+func nodeClaims(env *testenv.Env, pool string) ([]unstructured.Unstructured, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetAPIVersion(karpenter.CoreGroup + "/" + karpenter.V1)
+	list.SetKind(karpenter.KindNodeClaim + "List")
+	err := env.Client.List(context.Background(), list, client.MatchingLabels{karpenter.NodePoolLabel: pool})
+	return list.Items, err
+}
+
+// claimCondition returns the status of a NodeClaim condition, "" if absent.
+func claimCondition(nc unstructured.Unstructured, typ string) string {
+	conds, _, _ := unstructured.NestedSlice(nc.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == typ {
+			s, _ := m["status"].(string)
+			return s
+		}
+	}
+	return ""
+}
+
+// names returns the names of objects.
+func names(items []unstructured.Unstructured) map[string]bool {
+	out := make(map[string]bool, len(items))
+	for _, it := range items {
+		out[it.GetName()] = true
+	}
+	return out
+}
+
+// waitLaunched waits until the pool has replicas initialized, Ready nodes
+// as karpgate counts them and the Deployment has every replica available.
+func waitLaunched(t *testing.T, c *localcluster.Cluster, env *testenv.Env, pool string, replicas int) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%d nodes of %s launched and the Deployment available", replicas, pool), 5*time.Minute, func() error {
+		st, err := karpgateStatus(c, pool)
+		if err != nil {
+			return err
+		}
+		if st.Nodes != replicas || st.Disrupting != 0 {
+			return fmt.Errorf("karpgate counts %d nodes, %d disrupting", st.Nodes, st.Disrupting)
+		}
+		if replicas == 0 {
+			return nil // a NodePool without a Deployment
+		}
+		var d appsv1.Deployment
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: pool}, &d); err != nil {
+			return err
+		}
+		if d.Status.AvailableReplicas != int32(replicas) {
+			return fmt.Errorf("Deployment %s: %d of %d replicas available", pool, d.Status.AvailableReplicas, replicas)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,11 @@
+//go:build !linux
+
+package karpenterstack
+
+import "syscall"
+
+// sysProcAttr puts the child in its own process group, so that a terminal's
+// Ctrl-C reaches only the parent, which then stops the stack in order.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
