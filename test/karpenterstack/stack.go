@@ -39,7 +39,8 @@ type Options struct {
 	// (LOG_LEVEL, BATCH_MAX_DURATION, ...).
 	KarpenterEnv map[string]string
 	// StartTimeout bounds the wait for each component to become healthy.
-	// Default two minutes: a loaded machine starts five processes slowly.
+	// Default five minutes: a hang guard, not a deadline (a loaded machine
+	// with the race detector on starts five processes slowly).
 	StartTimeout time.Duration
 }
 
@@ -73,7 +74,7 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		opts.NodeHeartbeat = 10 * time.Second
 	}
 	if opts.StartTimeout == 0 {
-		opts.StartTimeout = 2 * time.Minute
+		opts.StartTimeout = 5 * time.Minute
 	}
 	s = &Stack{Dir: filepath.Join(opts.Dir, "karpenter-stack"), LogPaths: map[string]string{}}
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
