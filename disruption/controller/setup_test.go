@@ -1,14 +1,19 @@
 package controller
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/karpgate/karpgate/budget"
+	"github.com/karpgate/karpgate/disruption/metrics"
 	"github.com/karpgate/karpgate/disruption/state"
 	"github.com/karpgate/karpgate/disruption/status"
 )
@@ -50,5 +55,41 @@ func TestRequeueAfterPicksTheNearestReason(t *testing.T) {
 				t.Errorf("requeueAfter = %s, want %s", got, tt.expect)
 			}
 		})
+	}
+}
+
+// TestRegisterReplacesTheLastLoopsCollector: a loop set up again in the same
+// process takes over the metrics instead of failing as a duplicate, and
+// what is exported is the new loop's.
+func TestRegisterReplacesTheLastLoopsCollector(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	clk := clocktesting.NewFakeClock(monday0830)
+	first, second := metrics.NewCollector(clk), metrics.NewCollector(clk)
+	first.Set(status.NodePool{Name: "old"})
+	second.Set(status.NodePool{Name: "new"})
+	for i, c := range []prometheus.Collector{first, second} {
+		if err := register(reg, c); err != nil {
+			t.Fatalf("registration %d: %v", i+1, err)
+		}
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pools []string
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "nodepool" && !slices.Contains(pools, l.GetValue()) {
+					pools = append(pools, l.GetValue())
+				}
+			}
+		}
+	}
+	if !slices.Equal(pools, []string{"new"}) {
+		t.Errorf("exported NodePools %v, want only the second loop's [new]", pools)
+	}
+	if err := register(reg, prometheus.NewCounter(prometheus.CounterOpts{Name: "karpgate_nodepool_allowed_disruptions", Help: "clash"})); err == nil {
+		t.Error("a different collector under a taken name was accepted")
 	}
 }

@@ -185,11 +185,21 @@ func TestRolloutGuardTripsAClusterWideFreeze(t *testing.T) {
 	objs = append(objs, nodePoolObject("bystander", "", "", `[{"nodes":"10%"}]`))
 	createWithStatus(t, env.Client, objs)
 	clk := clocktesting.NewFakeClock(start)
-	loop := startLoop(t, env, manager.Options{}, controller.Options{Name: "karpgate-trip", Clock: clk, Registerer: prometheus.NewRegistry(),
+	registry := prometheus.NewRegistry()
+	loop := startLoop(t, env, manager.Options{}, controller.Options{Name: "karpgate-trip", Clock: clk, Registerer: registry,
 		Guard: controller.GuardOptions{Enabled: true, ReadyTimeout: 10 * time.Minute, FreezeAfter: 2}})
-	wait.ForNoError(t, "every NodePool seen before the timeout", func() error {
+	// Events compare a NodePool's status with the last one the loop saw:
+	// each NodePool must have been reconciled once before the freeze, or
+	// there is nothing to compare with (its metrics are set in the same
+	// reconcile, just before its events).
+	wait.ForNoError(t, "every NodePool reconciled before the timeout", func() error {
 		if _, holder := holdOf(t, env, "g1"); holder != "" {
 			return fmt.Errorf("g1 held before the timeout")
+		}
+		for _, name := range []string{"g1", "g2", "bystander"} {
+			if !hasPoolMetrics(t, registry, name) {
+				return fmt.Errorf("%s not reconciled yet", name)
+			}
 		}
 		return nil
 	})
@@ -221,4 +231,23 @@ func TestRolloutGuardTripsAClusterWideFreeze(t *testing.T) {
 	if got, holder := holdOf(t, env, "bystander"); holder != "" || got != `[{"nodes":"10%"}]` {
 		t.Errorf("bystander after resume: %s (%s)", got, holder)
 	}
+}
+
+// hasPoolMetrics says whether the loop has exported metrics for a NodePool.
+func hasPoolMetrics(t *testing.T, registry *prometheus.Registry, pool string) bool {
+	t.Helper()
+	families, err := registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "nodepool" && l.GetValue() == pool {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

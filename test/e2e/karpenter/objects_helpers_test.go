@@ -105,6 +105,12 @@ spec:
 func apply(t *testing.T, env *testenv.Env, manifests ...string) string {
 	t.Helper()
 	res := env.Kubectl([]byte(strings.Join(manifests, "\n---\n")), "apply", "-f", "-")
+	// The tests run in parallel and share objects such as the KWOKNodeClass:
+	// when another test creates one between kubectl's read and its create,
+	// applying again updates it instead.
+	for try := 0; try < 3 && res.ExitCode != 0 && strings.Contains(res.Stderr, "(AlreadyExists)"); try++ {
+		res = env.Kubectl([]byte(strings.Join(manifests, "\n---\n")), "apply", "-f", "-")
+	}
 	if res.ExitCode != 0 {
 		t.Fatalf("kubectl apply: exit %d\n%s%s", res.ExitCode, res.Stdout, res.Stderr)
 	}
