@@ -92,6 +92,9 @@ func Setup(mgr manager.Manager, opts Options) (*Loop, error) {
 		Named(opts.Name).
 		WithOptions(ctrlcontroller.Options{
 			UsePriorityQueue: ptr.To(false),
+			// A loop set up again in the same process (see register) reuses
+			// its name; its metrics are replaced, not doubled.
+			SkipNameValidation: ptr.To(true),
 			NewQueue: func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 				// The queue's clock is the loop's, so requeues at window
 				// boundaries follow an injected clock too.
