@@ -43,14 +43,8 @@ func (l *NodePoolList) DeepCopyObject() runtime.Object {
 	if l == nil {
 		return nil
 	}
-	out := &NodePoolList{TypeMeta: l.TypeMeta}
+	out := &NodePoolList{TypeMeta: l.TypeMeta, Items: copyItems(l.Items)}
 	l.ListMeta.DeepCopyInto(&out.ListMeta)
-	if l.Items != nil {
-		out.Items = make([]NodePool, len(l.Items))
-		for i := range l.Items {
-			l.Items[i].DeepCopyInto(&out.Items[i])
-		}
-	}
 	return out
 }
 
@@ -89,14 +83,8 @@ func (l *NodeClaimList) DeepCopyObject() runtime.Object {
 	if l == nil {
 		return nil
 	}
-	out := &NodeClaimList{TypeMeta: l.TypeMeta}
+	out := &NodeClaimList{TypeMeta: l.TypeMeta, Items: copyItems(l.Items)}
 	l.ListMeta.DeepCopyInto(&out.ListMeta)
-	if l.Items != nil {
-		out.Items = make([]NodeClaim, len(l.Items))
-		for i := range l.Items {
-			l.Items[i].DeepCopyInto(&out.Items[i])
-		}
-	}
 	return out
 }
 
@@ -136,13 +124,22 @@ func (l *EC2NodeClassList) DeepCopyObject() runtime.Object {
 	if l == nil {
 		return nil
 	}
-	out := &EC2NodeClassList{TypeMeta: l.TypeMeta}
+	out := &EC2NodeClassList{TypeMeta: l.TypeMeta, Items: copyItems(l.Items)}
 	l.ListMeta.DeepCopyInto(&out.ListMeta)
-	if l.Items != nil {
-		out.Items = make([]EC2NodeClass, len(l.Items))
-		for i := range l.Items {
-			l.Items[i].DeepCopyInto(&out.Items[i])
-		}
+	return out
+}
+
+// copyItems deep-copies a list's items, keeping nil apart from empty.
+func copyItems[T any, P interface {
+	*T
+	DeepCopyInto(*T)
+}](items []T) []T {
+	if items == nil {
+		return nil
+	}
+	out := make([]T, len(items))
+	for i := range items {
+		P(&items[i]).DeepCopyInto(&out[i])
 	}
 	return out
 }

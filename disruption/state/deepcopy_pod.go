@@ -41,14 +41,8 @@ func (l *PodList) DeepCopyObject() runtime.Object {
 	if l == nil {
 		return nil
 	}
-	out := &PodList{TypeMeta: l.TypeMeta}
-	l.ListMeta.DeepCopyInto(&out.ListMeta) //nolint:staticcheck // DeepCopyInto alone would be the list's own
-	if l.Items != nil {
-		out.Items = make([]Pod, len(l.Items))
-		for i := range l.Items {
-			l.Items[i].DeepCopyInto(&out.Items[i])
-		}
-	}
+	out := &PodList{TypeMeta: l.TypeMeta, Items: copyItems(l.Items)}
+	l.ListMeta.DeepCopyInto(&out.ListMeta)
 	return out
 }
 
@@ -89,13 +83,7 @@ func (l *PodDisruptionBudgetList) DeepCopyObject() runtime.Object {
 	if l == nil {
 		return nil
 	}
-	out := &PodDisruptionBudgetList{TypeMeta: l.TypeMeta}
-	l.ListMeta.DeepCopyInto(&out.ListMeta) //nolint:staticcheck // DeepCopyInto alone would be the list's own
-	if l.Items != nil {
-		out.Items = make([]PodDisruptionBudget, len(l.Items))
-		for i := range l.Items {
-			l.Items[i].DeepCopyInto(&out.Items[i])
-		}
-	}
+	out := &PodDisruptionBudgetList{TypeMeta: l.TypeMeta, Items: copyItems(l.Items)}
+	l.ListMeta.DeepCopyInto(&out.ListMeta)
 	return out
 }
