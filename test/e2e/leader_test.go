@@ -9,8 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +22,6 @@ import (
 
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/test/crdsource"
-	"github.com/karpgate/karpgate/test/localca"
 	"github.com/karpgate/karpgate/test/testenv"
 	"github.com/karpgate/karpgate/test/wait"
 )
@@ -37,18 +34,8 @@ import (
 func TestLosingTheLeaseDrainsInsteadOfCutting(t *testing.T) {
 	bin := buildKarpgate(t)
 	env := testenv.Start(t, testenv.CRDs(t, crdsource.KarpenterV1_15_1))
-	dir := t.TempDir()
-	certDir, configPath, policyDir := filepath.Join(dir, "certs"), filepath.Join(dir, "karpgate.yaml"), filepath.Join(dir, "policies")
-	bundle, err := localca.New([]string{"127.0.0.1"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, step := range []error{bundle.WriteDir(certDir), os.WriteFile(configPath, []byte(loadConfig(0)), 0o644), os.MkdirAll(policyDir, 0o755)} {
-		if step != nil {
-			t.Fatal(step)
-		}
-	}
-	p := startServeProcess(t, "leader", bin, env.KubeconfigPath, certDir, configPath, policyDir,
+	files := newServeFiles(t)
+	p := startServeProcess(t, "leader", bin, env.KubeconfigPath, files,
 		"--controller=true", "--leader-elect=true", "--leader-election-namespace=default",
 		"--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s", "--leader-election-retry-period=500ms",
 		"--shutdown-delay=1s", "--request-timeout=25s")
@@ -66,11 +53,11 @@ func TestLosingTheLeaseDrainsInsteadOfCutting(t *testing.T) {
 
 	// A request whose body is half sent: in flight from here on.
 	body := validateReview(t)
-	conn, reader := openRequest(t, p.webhookURL, bundle.CAPEM, deploy.ValidatePath, body[:len(body)/2], len(body))
+	conn, reader := openRequest(t, p.webhookURL, files.bundle.CAPEM, deploy.ValidatePath, body[:len(body)/2], len(body))
 	defer conn.Close()
 
 	// Another replica takes the Lease, as after a long pause of this one.
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := env.Client.Get(context.Background(), key, lease); err != nil {
 			return err
 		}

@@ -9,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -27,7 +26,6 @@ import (
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/webhookconfig"
 	"github.com/karpgate/karpgate/test/crdsource"
-	"github.com/karpgate/karpgate/test/localca"
 	"github.com/karpgate/karpgate/test/testenv"
 	"github.com/karpgate/karpgate/test/wait"
 )
@@ -174,17 +172,7 @@ func TestLoadThroughTheAPIServer(t *testing.T) {
 	}
 	bin := buildKarpgate(t)
 	env := testenv.Start(t, testenv.CRDs(t, crdsource.KarpenterV1_0_8))
-	dir := t.TempDir()
-	certDir, configPath, policyDir := filepath.Join(dir, "certs"), filepath.Join(dir, "karpgate.yaml"), filepath.Join(dir, "policies")
-	bundle, err := localca.New([]string{"127.0.0.1"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, step := range []error{bundle.WriteDir(certDir), os.WriteFile(configPath, []byte(loadConfig(0)), 0o644), os.MkdirAll(policyDir, 0o755)} {
-		if step != nil {
-			t.Fatal(step)
-		}
-	}
+	files := newServeFiles(t)
 	// As in a pod with the default 512Mi limit; the loop is off (leader
 	// election has its own test). The webhooks get the API server's longest
 	// timeout, and karpgate four fifths of it, so that a machine busy with
@@ -192,8 +180,8 @@ func TestLoadThroughTheAPIServer(t *testing.T) {
 	// fail a request here is the rotation, the reloads and the SIGTERM.
 	common := []string{"--controller=false", "--memory-limit=512Mi", fmt.Sprintf("--request-timeout=%v", deploy.RequestTimeoutFor(deploy.MaxWebhookTimeoutSeconds))}
 	policy := webhookconfig.Policy{FailurePolicy: webhookconfig.DefaultValidatingPolicy.FailurePolicy, TimeoutSeconds: deploy.MaxWebhookTimeoutSeconds}
-	a := startServeProcess(t, "A", bin, env.KubeconfigPath, certDir, configPath, policyDir, append(common, "--shutdown-delay=10s")...)
-	b := startServeProcess(t, "B", bin, env.KubeconfigPath, certDir, configPath, policyDir, append(common, "--shutdown-delay=1s")...)
+	a := startServeProcess(t, "A", bin, env.KubeconfigPath, files, append(common, "--shutdown-delay=10s")...)
+	b := startServeProcess(t, "B", bin, env.KubeconfigPath, files, append(common, "--shutdown-delay=1s")...)
 
 	cfg := rest.CopyConfig(env.Config)
 	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit: the load is the point
@@ -206,7 +194,7 @@ func TestLoadThroughTheAPIServer(t *testing.T) {
 		t.Fatalf("baseline without webhooks: %v; first errors: %q", baseline, baseline.firstErrs)
 	}
 	point := func(p *serveProcess) {
-		e := webhookconfig.URLEndpoint(p.webhookURL, bundle.CAPEM)
+		e := webhookconfig.URLEndpoint(p.webhookURL, files.bundle.CAPEM)
 		mutating := policy
 		mutating.FailurePolicy = webhookconfig.DefaultMutatingPolicy.FailurePolicy
 		for _, obj := range []client.Object{webhookconfig.Validating(e, policy), webhookconfig.Mutating(e, mutating)} {
@@ -256,21 +244,21 @@ func TestLoadThroughTheAPIServer(t *testing.T) {
 	}
 
 	at(4 * time.Second)
-	renewed, err := bundle.Reissue([]string{"127.0.0.1"}, time.Hour)
+	renewed, err := files.bundle.Reissue([]string{"127.0.0.1"}, time.Hour)
 	if err == nil {
-		err = renewed.WriteDir(certDir)
+		err = renewed.WriteDir(files.certDir)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []*serveProcess{a, b} {
-		wait.ForNoError(t, p.name+" to serve the reissued certificate", servesCertificate(p.webhookURL, bundle.CAPEM, renewed.CertPEM))
+		wait.ForNoError(t, p.name+" to serve the reissued certificate", servesCertificate(p.webhookURL, files.bundle.CAPEM, renewed.CertPEM))
 	}
 
 	for i, when := range []time.Duration{8 * time.Second, 11 * time.Second} {
 		at(when)
 		before := []float64{a.metric(t, "karpgate_config_reload_total", `result="success"`), b.metric(t, "karpgate_config_reload_total", `result="success"`)}
-		if err := os.WriteFile(configPath, []byte(loadConfig(i+1)), 0o644); err != nil {
+		if err := os.WriteFile(files.configPath, []byte(loadConfig(i+1)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		for j, p := range []*serveProcess{a, b} {
@@ -316,10 +304,10 @@ func TestLoadThroughTheAPIServer(t *testing.T) {
 	}
 
 	t.Run("unfinished 31 MiB bodies hold at most the memory budget", func(t *testing.T) {
-		attackWithUnfinishedBodies(t, b, bundle.CAPEM, c)
+		attackWithUnfinishedBodies(t, b, files.bundle.CAPEM, c)
 	})
 	t.Run("a policy that allocates without bound is refused or cut off", func(t *testing.T) {
-		boundlessPolicies(t, b, c, policyDir)
+		boundlessPolicies(t, b, c, files.policyDir)
 	})
 	for _, p := range []*serveProcess{a, b} {
 		if rss := p.peakRSS(t); rss >= 512<<20 {

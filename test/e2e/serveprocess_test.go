@@ -8,12 +8,15 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/karpgate/karpgate/test/localca"
 	"github.com/karpgate/karpgate/test/loopback"
 	"github.com/karpgate/karpgate/test/wait"
 )
@@ -46,10 +49,34 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// serveFiles are what serve processes of one test share: a serving
+// certificate from a throwaway CA, karpgate.yaml and a policy folder.
+type serveFiles struct {
+	bundle                         *localca.Bundle
+	certDir, configPath, policyDir string
+}
+
+// newServeFiles writes them, with the load test's first configuration.
+func newServeFiles(t *testing.T) serveFiles {
+	t.Helper()
+	dir := t.TempDir()
+	f := serveFiles{certDir: filepath.Join(dir, "certs"), configPath: filepath.Join(dir, "karpgate.yaml"), policyDir: filepath.Join(dir, "policies")}
+	var err error
+	if f.bundle, err = localca.New([]string{"127.0.0.1"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []error{f.bundle.WriteDir(f.certDir), os.WriteFile(f.configPath, []byte(loadConfig(0)), 0o644), os.MkdirAll(f.policyDir, 0o755)} {
+		if step != nil {
+			t.Fatal(step)
+		}
+	}
+	return f
+}
+
 // startServeProcess starts bin serve on loopback ports with the given
-// kubeconfig and folders, plain-HTTP metrics, and extra flags, and waits
+// kubeconfig and files, plain-HTTP metrics, and extra flags, and waits
 // until it is ready.
-func startServeProcess(t *testing.T, name, bin, kubeconfig, certDir, configPath, policyDir string, extra ...string) *serveProcess {
+func startServeProcess(t *testing.T, name, bin, kubeconfig string, files serveFiles, extra ...string) *serveProcess {
 	t.Helper()
 	ports, err := loopback.FreePorts(3)
 	if err != nil {
@@ -63,10 +90,10 @@ func startServeProcess(t *testing.T, name, bin, kubeconfig, certDir, configPath,
 		log:        &syncBuffer{},
 		exited:     make(chan struct{}),
 	}
-	args := append([]string{"serve", "--kubeconfig", kubeconfig, "--cert-dir", certDir, "--host", "127.0.0.1",
+	args := append([]string{"serve", "--kubeconfig", kubeconfig, "--cert-dir", files.certDir, "--host", "127.0.0.1",
 		"--port", strconv.Itoa(ports[0]), "--health-addr", fmt.Sprintf("127.0.0.1:%d", ports[1]),
 		"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", ports[2]), "--metrics-secure=false",
-		"--config", configPath, "--policy", policyDir}, extra...)
+		"--config", files.configPath, "--policy", files.policyDir}, extra...)
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	p.cmd.Env = append(os.Environ(), "KARPGATE_MEMORY_LIMIT=")
