@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -29,25 +30,8 @@ import (
 // kube-scheduler, kube-controller-manager, kwok, Karpenter), nor any file it
 // wrote.
 func TestRunServesKubectlAndCleansUpOnInterrupt(t *testing.T) {
-	assets := testenv.AssetsDir(t)
-	dir := t.TempDir()
-	bin := buildKarpgateDev(t)
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	run := exec.CommandContext(ctx, bin, "run", "--assets", assets, "--kubeconfig", kubeconfig)
-	var stderr bytes.Buffer
-	run.Stderr = &stderr
-	stdout, err := run.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = run.Process.Kill() }()
-
-	port, printed := waitForReady(t, stdout, &stderr)
+	r := startDevRun(t, 20*time.Minute)
+	assets, kubeconfig, dir, port, printed := r.assets, r.kubeconfig, r.dir, r.port, r.printed
 	if !strings.Contains(readAll(t, kubeconfig), "127.0.0.1:"+port) {
 		t.Fatalf("kubeconfig does not point at the printed API server")
 	}
@@ -71,19 +55,11 @@ func TestRunServesKubectlAndCleansUpOnInterrupt(t *testing.T) {
 		}
 	}
 
-	if err := run.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	if err := run.Wait(); err != nil {
-		t.Fatalf("karpgate run after Ctrl-C: %v\n%s", err, stderr.String())
-	}
+	r.interrupt(t)
 	for name, arg := range started {
 		if left := processesWith(t, arg); len(left) > 0 {
 			t.Errorf("%s: processes left behind after Ctrl-C: %v", name, left)
 		}
-	}
-	if left, err := os.ReadDir(dir); err != nil || len(left) != 0 {
-		t.Errorf("files of a stopped cluster left behind in %s: %v %v", dir, left, err)
 	}
 }
 
@@ -92,25 +68,8 @@ func TestRunServesKubectlAndCleansUpOnInterrupt(t *testing.T) {
 // Karpenter's stack starts or is announced, and Ctrl-C leaves nothing.
 func TestRunWithoutKarpenter(t *testing.T) {
 	t.Parallel()
-	assets := testenv.AssetsDir(t)
-	dir := t.TempDir()
-	bin := buildKarpgateDev(t)
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	run := exec.CommandContext(ctx, bin, "run", "--karpenter=false", "--assets", assets, "--kubeconfig", kubeconfig)
-	var stderr bytes.Buffer
-	run.Stderr = &stderr
-	stdout, err := run.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = run.Process.Kill() }()
-
-	port, printed := waitForReady(t, stdout, &stderr)
+	r := startDevRun(t, 10*time.Minute, "--karpenter=false")
+	assets, kubeconfig, dir, port, printed := r.assets, r.kubeconfig, r.dir, r.port, r.printed
 	for _, absent := range []string{"Karpenter metrics:", walkthroughHeader, "simulated nodes"} {
 		if strings.Contains(printed, absent) {
 			t.Errorf("--karpenter=false still prints %q:\n%s", absent, printed)
@@ -129,17 +88,56 @@ func TestRunWithoutKarpenter(t *testing.T) {
 			}
 		}
 	}
-	if err := run.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	if err := run.Wait(); err != nil {
-		t.Fatalf("karpgate run after Ctrl-C: %v\n%s", err, stderr.String())
-	}
+	r.interrupt(t)
 	if left := processesWith(t, "--secure-port="+port); len(left) > 0 {
 		t.Errorf("processes left behind after Ctrl-C: %v", left)
 	}
-	if left, err := os.ReadDir(dir); err != nil || len(left) != 0 {
-		t.Errorf("files of a stopped cluster left behind in %s: %v %v", dir, left, err)
+}
+
+// devRun is `karpgate-dev run` started as `make run` starts it, up and
+// printing how to use it.
+type devRun struct {
+	cmd                                    *exec.Cmd
+	stderr                                 *syncBuffer
+	assets, dir, kubeconfig, port, printed string
+}
+
+// startDevRun builds karpgate-dev, runs it with flags in a folder of its
+// own, and waits until it says it is up; timeout bounds the whole run.
+func startDevRun(t *testing.T, timeout time.Duration, flags ...string) *devRun {
+	t.Helper()
+	r := &devRun{assets: testenv.AssetsDir(t), dir: t.TempDir(), stderr: &syncBuffer{}}
+	r.kubeconfig = filepath.Join(r.dir, "kubeconfig")
+	bin := buildKarpgateDev(t)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	args := append(append([]string{"run"}, flags...), "--assets", r.assets, "--kubeconfig", r.kubeconfig)
+	r.cmd = exec.CommandContext(ctx, bin, args...)
+	r.cmd.Stderr = r.stderr
+	stdout, err := r.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.cmd.Process.Kill() })
+	r.port, r.printed = waitForReady(t, stdout, r.stderr)
+	return r
+}
+
+// interrupt presses Ctrl-C, waits for the run to end cleanly and checks
+// that it removed every file it wrote.
+func (r *devRun) interrupt(t *testing.T) {
+	t.Helper()
+	if err := r.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.cmd.Wait(); err != nil {
+		t.Fatalf("karpgate run after Ctrl-C: %v\n%s", err, r.stderr.String())
+	}
+	if left, err := os.ReadDir(r.dir); err != nil || len(left) != 0 {
+		t.Errorf("files of a stopped cluster left behind in %s: %v %v", r.dir, left, err)
 	}
 }
 
@@ -257,7 +255,7 @@ var serverLine = regexp.MustCompile(`API server https://127\.0\.0\.1:(\d+)`)
 
 // waitForReady reads what `karpgate run` prints until it says how to stop
 // it, and returns the API server's port and the text.
-func waitForReady(t *testing.T, stdout interface{ Read([]byte) (int, error) }, stderr *bytes.Buffer) (string, string) {
+func waitForReady(t *testing.T, stdout interface{ Read([]byte) (int, error) }, stderr fmt.Stringer) (string, string) {
 	t.Helper()
 	lines := make(chan string)
 	go func() {
