@@ -97,9 +97,9 @@ func (f *engineFlags) clock() (func() time.Time, error) {
 	if f.now == "" {
 		return time.Now, nil
 	}
-	t, err := time.Parse(time.RFC3339, f.now)
+	t, err := parseInstant("--now", f.now)
 	if err != nil {
-		return nil, fmt.Errorf("--now %q: want an RFC 3339 time such as 2024-06-05T12:00:00Z", f.now)
+		return nil, err
 	}
 	return func() time.Time { return t }, nil
 }

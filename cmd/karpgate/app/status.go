@@ -57,11 +57,10 @@ about another instant ("what will be allowed on Monday at 09:00?").`,
 func runStatus(cmd *cobra.Command, s Streams, opts statusOptions) error {
 	now := time.Now()
 	if opts.at != "" {
-		t, err := time.Parse(time.RFC3339, opts.at)
-		if err != nil {
-			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--at %q: not an RFC 3339 instant; write it like 2026-01-05T09:00:00Z", opts.at)}
+		var err error
+		if now, err = parseInstant("--at", opts.at); err != nil {
+			return &ExitError{Code: ExitUsage, Err: err}
 		}
-		now = t
 	}
 	if opts.output != "table" && opts.output != "json" {
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--output %q: use table or json", opts.output)}

@@ -15,7 +15,7 @@ func TestClusterCommandsRefuseUnusableInvocations(t *testing.T) {
 		code    int
 		wantErr string
 	}{
-		{"--at is not RFC 3339", []string{"status", "--at", "monday 9am"}, ExitUsage, `--at "monday 9am": not an RFC 3339 instant`},
+		{"--at is not RFC 3339", []string{"status", "--at", "monday 9am"}, ExitUsage, `--at "monday 9am": want an RFC 3339 time`},
 		{"unknown output", []string{"status", "-o", "yaml", "--kubeconfig", missing}, ExitUsage, `--output "yaml": use table or json`},
 		{"missing kubeconfig", []string{"status", "--kubeconfig", missing}, ExitUsage, "reading kubeconfig"},
 		{"status: bad display zone", []string{"status", "--timezone", "Paris", "--kubeconfig", missing}, ExitUsage, `--timezone: "Paris" is not a time zone karpgate knows`},
