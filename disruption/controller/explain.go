@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/karpgate/karpgate/disruption/explain"
 )
@@ -14,12 +13,7 @@ import (
 // or as text with ?format=text (times read in karpgate.yaml's timezone).
 // Every replica answers, as for /status.
 func (l *Loop) ExplainHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.Method != http.MethodGet && req.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "use GET", http.StatusMethodNotAllowed)
-			return
-		}
+	return l.fromCache(func(ctx context.Context, w http.ResponseWriter, req *http.Request) {
 		q := req.URL.Query()
 		var target explain.Target
 		switch claim, node := q.Get("nodeclaim"), q.Get("node"); {
@@ -34,12 +28,6 @@ func (l *Loop) ExplainHandler() http.Handler {
 		format := q.Get("format")
 		if format != "" && format != "json" && format != "text" {
 			http.Error(w, "format must be json or text", http.StatusBadRequest)
-			return
-		}
-		ctx, cancel := context.WithTimeout(req.Context(), 5*time.Second)
-		defer cancel()
-		if !l.cluster.GetCache().WaitForCacheSync(ctx) {
-			http.Error(w, "the disruption loop's cache has not synced yet; retry shortly", http.StatusServiceUnavailable)
 			return
 		}
 		in, err := explain.Gather(ctx, l.cluster.GetClient(), target)

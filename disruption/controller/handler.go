@@ -30,18 +30,7 @@ func (l *Loop) Status(ctx context.Context) (status.Report, error) {
 // StatusHandler serves the status of every NodePool as JSON, or of one with
 // ?nodepool=NAME. Every replica answers from its own cache.
 func (l *Loop) StatusHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.Method != http.MethodGet && req.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "use GET", http.StatusMethodNotAllowed)
-			return
-		}
-		ctx, cancel := context.WithTimeout(req.Context(), 5*time.Second)
-		defer cancel()
-		if !l.cluster.GetCache().WaitForCacheSync(ctx) {
-			http.Error(w, "the disruption loop's cache has not synced yet; retry shortly", http.StatusServiceUnavailable)
-			return
-		}
+	return l.fromCache(func(ctx context.Context, w http.ResponseWriter, req *http.Request) {
 		report, err := l.Status(ctx)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -59,6 +48,25 @@ func (l *Loop) StatusHandler() http.Handler {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(resp)
+	})
+}
+
+// fromCache wraps the loop's read-only endpoints: GET or HEAD only, served
+// once the loop's cache has synced (waiting up to 5 s for it).
+func (l *Loop) fromCache(serve func(ctx context.Context, w http.ResponseWriter, req *http.Request)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method != http.MethodGet && req.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "use GET", http.StatusMethodNotAllowed)
+			return
+		}
+		ctx, cancel := context.WithTimeout(req.Context(), 5*time.Second)
+		defer cancel()
+		if !l.cluster.GetCache().WaitForCacheSync(ctx) {
+			http.Error(w, "the disruption loop's cache has not synced yet; retry shortly", http.StatusServiceUnavailable)
+			return
+		}
+		serve(ctx, w, req)
 	})
 }
 
