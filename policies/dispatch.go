@@ -180,8 +180,16 @@ func classifyRules(c *ast.Compiler, catalog Catalog, cfg *config.Config, memoize
 	return groups, userRuleReadsInventory
 }
 
-// readsInventory walks the rules and everything they depend on.
+// readsInventory says whether the rules, or anything they depend on, read
+// input.inventory.
 func readsInventory(c *ast.Compiler, rules []*ast.Rule) bool {
+	return !everyRuleUsed(c, rules, func(r *ast.Rule) bool { return !ruleReadsInventory(r) })
+}
+
+// everyRuleUsed calls visit on the rules and every rule they depend on,
+// once each, until visit returns false; it reports whether visit accepted
+// them all.
+func everyRuleUsed(c *ast.Compiler, rules []*ast.Rule, visit func(*ast.Rule) bool) bool {
 	// A copy: the compiler's own slice must not be appended to.
 	rules = slices.Clone(rules)
 	seen := map[*ast.Rule]bool{}
@@ -192,8 +200,8 @@ func readsInventory(c *ast.Compiler, rules []*ast.Rule) bool {
 			continue
 		}
 		seen[r] = true
-		if ruleReadsInventory(r) {
-			return true
+		if !visit(r) {
+			return false
 		}
 		for dep := range c.Graph.Dependencies(r) {
 			if d, ok := dep.(*ast.Rule); ok {
@@ -201,7 +209,7 @@ func readsInventory(c *ast.Compiler, rules []*ast.Rule) bool {
 			}
 		}
 	}
-	return false
+	return true
 }
 
 func ruleReadsInventory(r *ast.Rule) bool {

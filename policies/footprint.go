@@ -87,24 +87,8 @@ func hasPrefix(p, prefix []string) bool {
 // false when it cannot be pinned down.
 func footprintOf(c *ast.Compiler, rules []*ast.Rule) (footprint, bool) {
 	var f footprint
-	// A copy: the compiler's own slice must not be appended to.
-	rules = slices.Clone(rules)
-	seen := map[*ast.Rule]bool{}
-	for len(rules) > 0 {
-		r := rules[len(rules)-1]
-		rules = rules[:len(rules)-1]
-		if seen[r] {
-			continue
-		}
-		seen[r] = true
-		if !f.addRule(r) {
-			return footprint{}, false
-		}
-		for dep := range c.Graph.Dependencies(r) {
-			if d, ok := dep.(*ast.Rule); ok {
-				rules = append(rules, d)
-			}
-		}
+	if !everyRuleUsed(c, rules, f.addRule) {
+		return footprint{}, false
 	}
 	f.paths, f.exists = dedupe(f.paths), dedupe(f.exists)
 	return f, true
