@@ -143,6 +143,19 @@ func poolEvents(t *testing.T, c client.Client, reportingController string) []str
 	return out
 }
 
+// eventsAbout keeps the events of poolEvents that regard one NodePool. A
+// test on a real clock keeps to its own NodePool: the shared ones have budget
+// windows that open and close with the time of day the test runs at.
+func eventsAbout(pool string, events []string) []string {
+	var out []string
+	for _, e := range events {
+		if strings.HasPrefix(e, pool+" ") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 func eventNote(t *testing.T, c client.Client, reportingController, pool, reason string) string {
 	t.Helper()
 	var list eventsv1.EventList

@@ -290,7 +290,7 @@ karpgate_nodepool_rollout_guard_held{nodepool="steady"} 0
 		t.Fatalf("after holding: budgets %s, annotations %v", got, annotations)
 	}
 	wait.ForNoError(t, "hold event", func() error {
-		return sameEvents([]string{"broken DisruptionBudgetInvalid", "guarded RolloutGuardHeld"}, poolEvents(t, env.Client, "karpgate-guard"))
+		return sameEvents([]string{"guarded RolloutGuardHeld"}, eventsAbout("guarded", poolEvents(t, env.Client, "karpgate-guard")))
 	})
 	if note := eventNote(t, env.Client, "karpgate-guard", "guarded", "RolloutGuardHeld"); !strings.Contains(note, "guarded-1") || !strings.Contains(note, "karpgate resume guarded") {
 		t.Errorf("hold event note = %q", note)
@@ -306,7 +306,7 @@ karpgate_nodepool_rollout_guard_held{nodepool="steady"} 0
 	}
 	wait.ForNoError(t, "lifted", heldMetric(0))
 	wait.ForNoError(t, "lift event", func() error {
-		return sameEvents([]string{"broken DisruptionBudgetInvalid", "guarded RolloutGuardHeld", "guarded RolloutGuardLifted"}, poolEvents(t, env.Client, "karpgate-guard"))
+		return sameEvents([]string{"guarded RolloutGuardHeld", "guarded RolloutGuardLifted"}, eventsAbout("guarded", poolEvents(t, env.Client, "karpgate-guard")))
 	})
 	out.Reset()
 	if code := app.Execute([]string{"resume", "guarded", "--kubeconfig", env.KubeconfigPath}, nil, &out, &errOut); code != 0 || !strings.Contains(out.String(), "does not hold it; nothing changed") {
