@@ -151,11 +151,7 @@ func poolsOfNodes(ctx context.Context, reader client.Reader, names ...string) []
 			pools[p] = true
 		}
 	}
-	out := make([]reconcile.Request, 0, len(pools))
-	for p := range pools {
-		out = append(out, request(p))
-	}
-	return out
+	return requests(pools)
 }
 
 // nodeClassSource wakes every NodePool whose template or NodeClaims use the
@@ -179,10 +175,15 @@ func nodeClassSource(cl cluster.Cluster) source.TypedSource[reconcile.Request] {
 					}
 				}
 			}
-			out := make([]reconcile.Request, 0, len(pools))
-			for p := range pools {
-				out = append(out, request(p))
-			}
-			return out
+			return requests(pools)
 		}), changed[*state.EC2NodeClass]())
+}
+
+// requests turns a set of NodePool names into one request each.
+func requests(pools map[string]bool) []reconcile.Request {
+	out := make([]reconcile.Request, 0, len(pools))
+	for p := range pools {
+		out = append(out, request(p))
+	}
+	return out
 }

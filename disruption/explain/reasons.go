@@ -2,6 +2,7 @@ package explain
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -156,7 +157,7 @@ func budgetOf(r budget.Reason, in Input, st status.NodePool, now time.Time) Budg
 		at := free[r]
 		b.NextFree = &at
 	}
-	if m := st.Guard.Marker; st.Guard.Held && contains(b.Allowed.Binding, m.Index) {
+	if m := st.Guard.Marker; st.Guard.Held && slices.Contains(b.Allowed.Binding, m.Index) {
 		b.Hold = "rollout-guard"
 		if m.Frozen() {
 			b.Hold = guard.ByFreeze
@@ -203,13 +204,4 @@ func budgetStop(r budget.Reason, b Budget, e *Explanation) Stop {
 		msg += fmt.Sprintf("; it is karpgate's rollout guard hold: `karpgate resume %s` lifts it", e.NodePool)
 	}
 	return Stop{Kind: StopBudget, Message: msg, Until: b.NextAllowed, Free: b.NextFree}
-}
-
-func contains(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
