@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/karpgate/karpgate/test/loopback"
 )
 
@@ -52,7 +55,9 @@ type Stack struct {
 	Dir      string
 	LogPaths map[string]string
 
-	procs []*process // in start order
+	procs      []*process // in start order
+	stopResync context.CancelFunc
+	resyncDone chan struct{}
 }
 
 // Component names, also the log file names.
@@ -61,6 +66,14 @@ const (
 	ControllerManager = "kube-controller-manager"
 	Kwok              = "kwok"
 	Karpenter         = "karpenter"
+)
+
+// A pod bound to a simulated node and still Pending this long is brought to
+// kwok's attention again, every podResyncEvery (see resyncPods). kwok starts
+// a pod within a second of its binding when nothing is lost.
+const (
+	podResyncAfter = 30 * time.Second
+	podResyncEvery = 15 * time.Second
 )
 
 // Start runs the components in dependency order, each healthy before the
@@ -119,6 +132,20 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		}
 	}
 	s.KarpenterMetricsURL = "http://127.0.0.1:" + strconv.Itoa(ports[4]) + "/metrics"
+	config, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+	if err != nil {
+		return s, fmt.Errorf("pod resync: %w", err)
+	}
+	clientset, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return s, fmt.Errorf("pod resync: %w", err)
+	}
+	resyncCtx, stop := context.WithCancel(context.Background())
+	s.stopResync, s.resyncDone = stop, make(chan struct{})
+	go func() {
+		defer close(s.resyncDone)
+		resyncPods(resyncCtx, clientset, podResyncAfter, podResyncEvery)
+	}()
 	return s, nil
 }
 
@@ -135,6 +162,11 @@ func (s *Stack) Running() error {
 // Stop ends every component, last started first, and removes the stack's
 // folder. It reports components that had ended on their own.
 func (s *Stack) Stop() error {
+	if s.stopResync != nil {
+		s.stopResync()
+		<-s.resyncDone
+		s.stopResync = nil
+	}
 	var err error
 	for i := len(s.procs) - 1; i >= 0; i-- {
 		err = errors.Join(err, s.procs[i].stop(15*time.Second))
