@@ -16,5 +16,8 @@
 // pointed at karpgate, so every v1beta1 read or write Karpenter's clients
 // cause goes through karpgate. The kwok Stages under stages/ are karpgate's
 // own: nodes become Ready unless they carry the fault label (Fault), pods
-// bound to a simulated node run, and deleted pods go away.
+// bound to a simulated node run, and deleted pods go away. Where kwok falls
+// short of a kubelet, the stack fills in: a pod kwok lost track of is
+// brought back to it after 30 seconds (resync.go), as a kubelet's periodic
+// sync would.
 package karpenterstack
