@@ -42,7 +42,7 @@ var comparedPools = []struct {
 func TestAllowedDisruptionsMatchKarpenter(t *testing.T) {
 	t.Parallel()
 	c, env := cluster(t)
-	manifests := []string{nodeClassYAML}
+	var manifests []string
 	var pools []string
 	for _, p := range comparedPools {
 		pools = append(pools, p.pool.Name)

@@ -35,7 +35,7 @@ func TestRolloutGuardHoldsARealBadRollout(t *testing.T) {
 	t.Parallel()
 	c, env := cluster(t)
 	guarded := pool{Name: "guarded", Release: "v1", Budgets: `[{"nodes":"1"}]`}
-	apply(t, env, nodeClassYAML, guarded.yaml(), deploymentYAML(guarded.Name, 3))
+	apply(t, env, guarded.yaml(), deploymentYAML(guarded.Name, 3))
 	waitLaunched(t, c, env, guarded.Name, 3)
 	before, err := nodeClaims(env, guarded.Name)
 	if err != nil {

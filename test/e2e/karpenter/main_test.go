@@ -66,6 +66,18 @@ func cluster(t *testing.T) (*localcluster.Cluster, *testenv.Env) {
 				o.Guard.Enabled, o.Guard.ReadyTimeout = true, guardReadyTimeout
 			},
 		})
+		if shared.err != nil {
+			return
+		}
+		// The KWOKNodeClass every NodePool uses is created once here: tests
+		// running in parallel that each applied it raced to create it.
+		res, err := shared.cluster.ControlPlane.Kubectl(ctx, []byte(nodeClassYAML), "apply", "-f", "-")
+		if err == nil && res.ExitCode != 0 {
+			err = fmt.Errorf("exit %d: %s", res.ExitCode, res.Stderr)
+		}
+		if err != nil {
+			shared.err = fmt.Errorf("applying the KWOKNodeClass: %w", err)
+		}
 	})
 	if shared.err != nil {
 		t.Fatalf("starting the shared cluster: %v", shared.err)

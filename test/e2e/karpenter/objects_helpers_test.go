@@ -74,7 +74,7 @@ spec:
 `, p.Name, annotations, labels, after, budgets)
 }
 
-// nodeClassYAML is the KWOKNodeClass every pool uses.
+// nodeClassYAML is the KWOKNodeClass every pool uses; cluster creates it.
 const nodeClassYAML = `apiVersion: karpenter.kwok.sh/v1alpha1
 kind: KWOKNodeClass
 metadata:
@@ -105,12 +105,6 @@ spec:
 func apply(t *testing.T, env *testenv.Env, manifests ...string) string {
 	t.Helper()
 	res := env.Kubectl([]byte(strings.Join(manifests, "\n---\n")), "apply", "-f", "-")
-	// The tests run in parallel and share objects such as the KWOKNodeClass:
-	// when another test creates one between kubectl's read and its create,
-	// applying again updates it instead.
-	for try := 0; try < 3 && res.ExitCode != 0 && strings.Contains(res.Stderr, "(AlreadyExists)"); try++ {
-		res = env.Kubectl([]byte(strings.Join(manifests, "\n---\n")), "apply", "-f", "-")
-	}
 	if res.ExitCode != 0 {
 		t.Fatalf("kubectl apply: exit %d\n%s%s", res.ExitCode, res.Stdout, res.Stderr)
 	}

@@ -53,7 +53,7 @@ spec:
 func TestKarpenterProvisionsFromAV1beta1NodePool(t *testing.T) {
 	t.Parallel()
 	c, env := cluster(t)
-	if warnings := apply(t, env, nodeClassYAML, legacyNodePool, deploymentYAML("legacy-kwok", 1)); !strings.Contains(warnings, "KG401") {
+	if warnings := apply(t, env, legacyNodePool, deploymentYAML("legacy-kwok", 1)); !strings.Contains(warnings, "KG401") {
 		t.Errorf("applying a v1beta1 NodePool gave no KG401 warning:\n%s", warnings)
 	}
 	waitLaunched(t, c, env, "legacy-kwok", 1)
