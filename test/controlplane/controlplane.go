@@ -9,20 +9,41 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/karpgate/karpgate/test/crdsource"
 )
 
 // AssetsEnv is the variable envtest reads for its binary folder.
 const AssetsEnv = "KUBEBUILDER_ASSETS"
 
+// FindAssets returns $KUBEBUILDER_ASSETS, or the newest folder `make tools`
+// filled under bin/k8s, so `go test` works after one `make tools`.
+func FindAssets() (string, error) {
+	if dir := os.Getenv(AssetsEnv); dir != "" {
+		return dir, nil
+	}
+	root, err := crdsource.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	found, _ := filepath.Glob(filepath.Join(root, "bin", "k8s", "*", "kube-apiserver"))
+	if len(found) == 0 {
+		return "", fmt.Errorf("no kube-apiserver under %s/bin/k8s: run `make tools` (or `make test`, which builds them)", root)
+	}
+	sort.Strings(found)
+	return filepath.Dir(found[len(found)-1]), nil
+}
+
 // Options chooses what the control plane starts with.
 type Options struct {
 	// AssetsDir holds kube-apiserver, etcd and kubectl. Empty means
-	// $KUBEBUILDER_ASSETS.
+	// FindAssets: $KUBEBUILDER_ASSETS, else the folder `make tools` filled.
 	AssetsDir string
 	// CRDs are installed, and waited for, before Start returns.
 	CRDs []*apiextensionsv1.CustomResourceDefinition
@@ -57,10 +78,10 @@ type ControlPlane struct {
 func Start(opts Options) (*ControlPlane, error) {
 	assets := opts.AssetsDir
 	if assets == "" {
-		assets = os.Getenv(AssetsEnv)
-	}
-	if assets == "" {
-		return nil, fmt.Errorf("no control plane binaries: set %s or run `make tools`", AssetsEnv)
+		var err error
+		if assets, err = FindAssets(); err != nil {
+			return nil, err
+		}
 	}
 	for _, bin := range []string{"kube-apiserver", "etcd", "kubectl"} {
 		if _, err := os.Stat(filepath.Join(assets, bin)); err != nil {

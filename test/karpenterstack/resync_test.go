@@ -2,8 +2,6 @@ package karpenterstack
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"testing"
@@ -14,7 +12,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/karpgate/karpgate/test/controlplane"
-	"github.com/karpgate/karpgate/test/crdsource"
 )
 
 // TestResyncTouchesOnlyPodsKwokLost: of the pods bound to nodes, only those
@@ -22,19 +19,7 @@ import (
 // resync annotation; recent bindings, running pods, unbound pods and pods
 // of other nodes are left alone.
 func TestResyncTouchesOnlyPodsKwokLost(t *testing.T) {
-	assets := os.Getenv(controlplane.AssetsEnv)
-	if assets == "" {
-		root, err := crdsource.RepoRoot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		found, _ := filepath.Glob(filepath.Join(root, "bin", "k8s", "*", "kube-apiserver"))
-		if len(found) == 0 {
-			t.Fatal("no kube-apiserver under bin/k8s: run `make tools`")
-		}
-		assets = filepath.Dir(found[0])
-	}
-	cp, err := controlplane.Start(controlplane.Options{AssetsDir: assets})
+	cp, err := controlplane.Start(controlplane.Options{}) // the binaries `make tools` built
 	if err != nil {
 		t.Fatal(err)
 	}

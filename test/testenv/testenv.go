@@ -127,19 +127,11 @@ func Attach(t testing.TB, cp *controlplane.ControlPlane) *Env {
 // filled under bin/k8s, so `go test` works after one `make tools`.
 func AssetsDir(t testing.TB) string {
 	t.Helper()
-	if dir := os.Getenv(controlplane.AssetsEnv); dir != "" {
-		return dir
-	}
-	root, err := crdsource.RepoRoot()
+	dir, err := controlplane.FindAssets()
 	if err != nil {
 		t.Fatal(err)
 	}
-	found, _ := filepath.Glob(filepath.Join(root, "bin", "k8s", "*", "kube-apiserver"))
-	if len(found) == 0 {
-		t.Fatalf("no kube-apiserver under %s/bin/k8s: run `make tools` (or `make test`, which builds them)", root)
-	}
-	sort.Strings(found)
-	return filepath.Dir(found[len(found)-1])
+	return dir
 }
 
 // Kubectl runs kubectl against the control plane and fails the test when
