@@ -20,6 +20,8 @@ func FuzzRunWithSchema(f *testing.F) {
 		"apiVersion: karpenter.k8s.aws/v1beta1\nkind: EC2NodeClass\nmetadata: {name: b}\nspec: {amiFamily: Ubuntu, amiSelectorTerms: []}\n",
 		"apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: c, annotations: {karpgate.io/waive-KG806: because}}\nspec: {amiSelectorTerms: [{alias: windows2019@v1}, {}], tags: {a: .nan}}\n",
 		"apiVersion: karpenter.sh/v1\nkind: NodeClaimList\nitems: [{apiVersion: karpenter.sh/v1, kind: NodeClaim, metadata: {name: d}, spec: 3}]\n",
+		// YAML 1.1 booleans and numbers as values and keys, merged, in a List.
+		"apiVersion: v1\nkind: List\nitems:\n- apiVersion: karpenter.k8s.aws/v1\n  kind: EC2NodeClass\n  metadata: {name: e, labels: {on: yes, 0777: n}}\n  spec: {detailedMonitoring: Off, tags: {<<: {y: N}, 1.0: x, 123456789012345678901: z}}\n",
 	} {
 		f.Add([]byte(seed))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -18,7 +19,7 @@ import (
 
 // SchemaStage judges each object as the API server would with a CRD set
 // (schema, CEL rules, defaults, unknown fields) and reports what it would
-// refuse through the rules under policies/rules/schema (KG801-KG810), so
+// refuse through the rules under policies/rules/schema (KG801-KG811), so
 // that those findings are configured and waived like any rule's. It hands
 // the later stages and the rules the object with the CRD's defaults, so
 // that they reason about what the cluster would store (a NodePool without
@@ -79,6 +80,9 @@ func (st *SchemaStage) check(ctx context.Context, obj *manifest.Object, render b
 			Message: fmt.Sprintf("the CRD set %s does not serve %s %s; it serves %s", st.set.Name(), apiVersion, kind, strings.Join(st.set.Served(gv.Group, kind), ", ")),
 		}}
 	}
+	if verdict != nil {
+		violations = withYAML11Booleans(violations, obj.YAML11Booleans)
+	}
 	res, err := st.engine.ReportSchema(ctx, obj.Content, violations)
 	if err != nil {
 		return nil, nil, err
@@ -123,6 +127,40 @@ func (st *SchemaStage) checkConverted(ctx context.Context, obj *manifest.Object,
 		violations[i].Message = fmt.Sprintf("as v1 (karpgate's conversion)%s: %s", where, violation.Message)
 	}
 	return verdict, violations, nil
+}
+
+// YAML11BooleanClass is the class of schema violation that KG811 reports:
+// a plain scalar that YAML 1.1 (kubectl, Helm) reads as a boolean and YAML
+// 1.2 as a string. It is no refusal; the API server gets the boolean.
+const YAML11BooleanClass = "yaml11Boolean"
+
+// withYAML11Booleans says what the object's YAML 1.1 booleans do. Where the
+// API server refuses the field, they are the cause, and the fix is to quote
+// them; elsewhere the API server takes the boolean, which may not be what
+// the author meant, and KG811 says so.
+func withYAML11Booleans(vs []policies.SchemaViolation, booleans []manifest.YAML11Boolean) []policies.SchemaViolation {
+	for _, b := range booleans {
+		quote := fmt.Sprintf("kubectl reads the bare %s as the boolean %t (YAML 1.1): write %q in quotes.", b.Text, b.Value, b.Text)
+		refused := false
+		for i := range vs {
+			if vs[i].Path == b.Path {
+				vs[i].Fix, refused = quote, true
+			}
+		}
+		if refused {
+			continue
+		}
+		v := policies.SchemaViolation{Class: YAML11BooleanClass, Path: b.Path}
+		if b.Key {
+			v.Message = fmt.Sprintf("the key %s (line %d) is the boolean %t in YAML 1.1, which kubectl and Helm read, so the API server gets the key %q; YAML 1.2 tools read the key %q", b.Text, b.Line, b.Value, strconv.FormatBool(b.Value), b.Text)
+			v.Fix = fmt.Sprintf("Write the key %q in quotes.", b.Text)
+		} else {
+			v.Message = fmt.Sprintf("%s is the boolean %t in YAML 1.1, which kubectl and Helm read, and the string %q in YAML 1.2; the API server gets %t", b.Text, b.Value, b.Text, b.Value)
+			v.Fix = fmt.Sprintf("Write %t if a boolean is meant, or %q in quotes if the string is.", b.Value, b.Text)
+		}
+		vs = append(vs, v)
+	}
+	return vs
 }
 
 // schemaViolations turns the verdict into the policy engine's input,

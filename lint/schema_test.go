@@ -202,3 +202,80 @@ func TestSchemaStageIsConfiguredLikeAnyRule(t *testing.T) {
 		})
 	}
 }
+
+// A bare YAML 1.1 boolean is judged as kubectl sends it. Where the CRD
+// refuses the boolean, the schema finding says to quote it; where it takes
+// the boolean, KG811 warns; quoted, it is a string and nothing is said.
+func TestYAML11BooleansAreJudgedAsKubectlSendsThem(t *testing.T) {
+	pool := func(label string) string {
+		return `apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: general
+spec:
+  template:
+    metadata:
+      labels:
+        spot: ` + label + `
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]
+  disruption:
+    consolidationPolicy: WhenEmptyOrUnderutilized
+    consolidateAfter: 1m
+`
+	}
+	class := func(encrypted string) string {
+		return `apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: default
+spec:
+  role: KarpenterNodeRole
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+  amiSelectorTerms: [{alias: al2023@v20240807}]
+  blockDeviceMappings:
+    - deviceName: /dev/xvda
+      ebs: {volumeSize: 100Gi, encrypted: ` + encrypted + `}
+`
+	}
+	tests := []struct {
+		name, doc       string
+		rule, path, fix string // rule "" means no finding
+		line, column    int    // of the field's key, where lint puts a finding
+	}{
+		{"a label refused as a boolean", pool("yes"), "KG802", "spec.template.metadata.labels.spot", `write "yes" in quotes`, 9, 9},
+		{"a quoted label", pool(`"yes"`), "", "", "", 0, 0},
+		{"a boolean field taking yes", class("yes"), "KG811", "spec.blockDeviceMappings[0].ebs.encrypted", `Write true if a boolean is meant, or "yes" in quotes`, 12, 32},
+		{"a boolean field taking true", class("true"), "", "", "", 0, 0},
+		{"a boolean field refusing a quoted yes", class(`"yes"`), "KG802", "spec.blockDeviceMappings[0].ebs.encrypted", "", 12, 32},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := Run(context.Background(), Options{Inputs: []string{"-"}, Stdin: strings.NewReader(tt.doc), Engine: engineFor(t, nil), CRDs: linkedCRDs(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []Located
+			for _, f := range r.Findings() {
+				if strings.HasPrefix(f.RuleID, "KG8") {
+					got = append(got, f)
+				}
+			}
+			if tt.rule == "" {
+				if len(got) > 0 {
+					t.Fatalf("want no schema finding, got:\n%s", describe(r))
+				}
+				return
+			}
+			if len(got) != 1 {
+				t.Fatalf("want one %s, got:\n%s", tt.rule, describe(r))
+			}
+			f := got[0]
+			if f.RuleID != tt.rule || f.Path != tt.path || f.Line != tt.line || f.Column != tt.column || !strings.Contains(f.Fix, tt.fix) {
+				t.Errorf("got %s %s at %d:%d, fix %q; want %s %s at %d:%d, fix containing %q", f.RuleID, f.Path, f.Line, f.Column, f.Fix, tt.rule, tt.path, tt.line, tt.column, tt.fix)
+			}
+		})
+	}
+}

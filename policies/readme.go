@@ -93,7 +93,7 @@ karpgate.yaml and ` + "`--environment`" + `) and, offline, ` + "`input.inventory
 of the input); in lint, ` + "`input.object`" + ` carries the CRD's defaults (below);
 ` + "`data.karpgate.config`" + ` is karpgate.yaml.
 
-## The API server's verdict (KG801-KG810)
+## The API server's verdict (KG801-KG811)
 
 ` + "`karpgate lint`" + ` first judges every object as the API server would judge a
 ` + "`kubectl apply`" + `, offline, with the API server's own code
@@ -111,6 +111,11 @@ longer serve is judged as karpgate's conversion to v1, pointing back at the v1be
 The other rules then see the object with the CRD's defaults filled in, as the cluster would
 store it (` + "`--show-defaults`" + ` prints it). When a karpgate rule reports the very field a
 schema finding is about, at least as strictly, only the karpgate rule's finding is shown.
+Lint reads YAML as kubectl and Helm do, with YAML 1.1's booleans: a bare
+` + "`yes`" + `, ` + "`no`" + `, ` + "`on`" + `, ` + "`off`" + `, ` + "`y`" + ` or ` + "`n`" + ` is a boolean (a key
+` + "`on:`" + ` is the key ` + "`\"true\"`" + `). Where the API server refuses that boolean, the
+schema finding's fix says to quote it; where it takes it, KG811 warns, because a YAML 1.2
+reader sees a string.
 At admission the API server decides itself.
 
 ` + "`karpgate lint`" + ` streams its input, so a rule that reads ` + "`input.inventory`" + ` (a

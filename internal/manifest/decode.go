@@ -64,7 +64,8 @@ func ParseDocument(source string, index int, raw RawDocument) (*Document, error)
 		doc.Root = nil
 		return doc, nil
 	}
-	value, err := toJSONValue(doc.Root)
+	dec := &decoder{}
+	value, err := dec.value(doc.Root, 0)
 	if err != nil {
 		return nil, &ParseError{Source: source, Line: raw.StartLine, Err: err}
 	}
@@ -83,11 +84,11 @@ func ParseDocument(source string, index int, raw RawDocument) (*Document, error)
 			if itemValue == nil {
 				return nil, &ParseError{Source: source, Line: itemNode.Line, Err: fmt.Errorf("items[%d] is a %s, not a Kubernetes object", i, kindName(itemNode))}
 			}
-			doc.Objects = append(doc.Objects, &Object{Source: source, Document: index, Item: i, Node: itemNode, Content: itemValue})
+			doc.Objects = append(doc.Objects, &Object{Source: source, Document: index, Item: i, Node: itemNode, Content: itemValue, YAML11Booleans: dec.booleansUnder(IndexPath("items", i))})
 		}
 		return doc, nil
 	}
-	doc.Objects = []*Object{{Source: source, Document: index, Item: -1, Node: doc.Root, Content: content}}
+	doc.Objects = []*Object{{Source: source, Document: index, Item: -1, Node: doc.Root, Content: content, YAML11Booleans: dec.booleans}}
 	return doc, nil
 }
 
@@ -141,16 +142,20 @@ func mappingValue(n *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-// toJSONValue converts a node tree into the values encoding/json would
-// produce, keeping timestamps as the strings the author wrote, because
-// Kubernetes fields hold them as strings.
-func toJSONValue(n *yaml.Node) (any, error) {
-	return toJSONValueDepth(n, 0)
+// decoder converts a node tree into the values kubectl would send: what
+// encoding/json would produce from sigs.k8s.io/yaml's reading, keeping
+// timestamps as the strings the author wrote (Kubernetes fields hold them
+// as strings). It notes the YAML 1.1 booleans it reads on the way.
+type decoder struct {
+	booleans []YAML11Boolean
+	// path is where the decoder is, written out only for a boolean it
+	// notes: most documents have none, and every node would pay for it.
+	path []PathSegment
 }
 
 const maxDepth = 10000
 
-func toJSONValueDepth(n *yaml.Node, depth int) (any, error) {
+func (d *decoder) value(n *yaml.Node, depth int) (any, error) {
 	if depth > maxDepth {
 		return nil, fmt.Errorf("line %d: nesting deeper than %d", n.Line, maxDepth)
 	}
@@ -161,7 +166,7 @@ func toJSONValueDepth(n *yaml.Node, depth int) (any, error) {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key, value := n.Content[i], n.Content[i+1]
 			if key.Tag == "!!merge" {
-				if err := mergeInto(out, value, depth); err != nil {
+				if err := d.mergeInto(out, value, depth); err != nil {
 					return nil, err
 				}
 				continue
@@ -169,17 +174,25 @@ func toJSONValueDepth(n *yaml.Node, depth int) (any, error) {
 			if key.Kind != yaml.ScalarNode {
 				return nil, fmt.Errorf("line %d column %d: a mapping key must be a string", key.Line, key.Column)
 			}
-			v, err := toJSONValueDepth(value, depth+1)
+			name, err := d.key(key)
 			if err != nil {
 				return nil, err
 			}
-			out[key.Value] = v
+			d.path = append(d.path, PathSegment{Key: name})
+			v, err := d.value(value, depth+1)
+			d.path = d.path[:len(d.path)-1]
+			if err != nil {
+				return nil, err
+			}
+			out[name] = v
 		}
 		return out, nil
 	case yaml.SequenceNode:
 		out := make([]any, 0, len(n.Content))
-		for _, c := range n.Content {
-			v, err := toJSONValueDepth(c, depth+1)
+		for i, c := range n.Content {
+			d.path = append(d.path, PathSegment{Index: i, IsIndex: true})
+			v, err := d.value(c, depth+1)
+			d.path = d.path[:len(d.path)-1]
 			if err != nil {
 				return nil, err
 			}
@@ -187,24 +200,28 @@ func toJSONValueDepth(n *yaml.Node, depth int) (any, error) {
 		}
 		return out, nil
 	case yaml.ScalarNode:
+		if b, ok := yaml11Boolean(n); ok {
+			d.note(n, FormatFieldPath(d.path), false, b)
+			return b, nil
+		}
 		return scalarValue(n)
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
 			return nil, nil
 		}
-		return toJSONValueDepth(n.Content[0], depth+1)
+		return d.value(n.Content[0], depth+1)
 	}
 	return nil, fmt.Errorf("line %d: unsupported YAML node", n.Line)
 }
 
-func mergeInto(out map[string]any, value *yaml.Node, depth int) error {
+func (d *decoder) mergeInto(out map[string]any, value *yaml.Node, depth int) error {
 	value = resolveAlias(value)
 	sources := []*yaml.Node{value}
 	if value.Kind == yaml.SequenceNode {
 		sources = value.Content
 	}
 	for _, src := range sources {
-		v, err := toJSONValueDepth(src, depth+1)
+		v, err := d.value(src, depth+1)
 		if err != nil {
 			return err
 		}
@@ -251,8 +268,15 @@ func scalarValue(n *yaml.Node) (any, error) {
 			return nil, fmt.Errorf("line %d: %w", n.Line, err)
 		}
 		return f, nil
+	case "!!binary":
+		// kubectl sends the decoded bytes as a string.
+		var s string
+		if err := n.Decode(&s); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n.Line, err)
+		}
+		return s, nil
 	default:
-		// !!str, !!timestamp, !!binary and custom tags keep their text.
+		// !!str, !!timestamp and custom tags keep their text.
 		return n.Value, nil
 	}
 }

@@ -33,6 +33,10 @@ type Object struct {
 	// Content is the object as JSON-compatible values (map[string]any,
 	// []any, string, int64, float64, bool, nil), ready for unstructured use.
 	Content map[string]any
+	// YAML11Booleans are the plain scalars of the object that YAML 1.1
+	// reads as booleans and YAML 1.2 as strings (see YAML11Boolean);
+	// Content holds them as kubectl reads them.
+	YAML11Booleans []YAML11Boolean
 }
 
 // DisplaySource names the source for people: "<stdin>" for standard input.

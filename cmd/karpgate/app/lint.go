@@ -23,7 +23,8 @@ rule set (and your own with --policy), offline, as CI does.
 First every object is judged as the API server would judge a kubectl apply,
 with the API server's own validation code and Karpenter's CRDs: schema,
 x-kubernetes-validations (CEL) rules, defaults, unknown fields (rules
-KG801-KG810). The CRDs are those of the Karpenter release linked into
+KG801-KG811). YAML is read as kubectl reads it: a bare yes, no, on or off
+is a YAML 1.1 boolean, and KG811 warns where that may not be meant. The CRDs are those of the Karpenter release linked into
 karpgate (see karpgate version), or --crds, or --crds-from-cluster. A v1beta1
 object the CRDs no longer serve is judged as karpgate's conversion to v1,
 with findings pointing at the v1beta1 field. The rules then reason about the
