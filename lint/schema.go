@@ -152,7 +152,7 @@ func withYAML11Booleans(vs []policies.SchemaViolation, booleans []manifest.YAML1
 		}
 		v := policies.SchemaViolation{Class: YAML11BooleanClass, Path: b.Path}
 		if b.Key {
-			v.Message = fmt.Sprintf("the key %s (line %d) is the boolean %t in YAML 1.1, which kubectl and Helm read, so the API server gets the key %q; YAML 1.2 tools read the key %q", b.Text, b.Line, b.Value, strconv.FormatBool(b.Value), b.Text)
+			v.Message = fmt.Sprintf("the key %s is the boolean %t in YAML 1.1, which kubectl and Helm read, so the API server gets the key %q; YAML 1.2 tools read the key %q", b.Text, b.Value, strconv.FormatBool(b.Value), b.Text)
 			v.Fix = fmt.Sprintf("Write the key %q in quotes.", b.Text)
 		} else {
 			v.Message = fmt.Sprintf("%s is the boolean %t in YAML 1.1, which kubectl and Helm read, and the string %q in YAML 1.2; the API server gets %t", b.Text, b.Value, b.Text, b.Value)

@@ -78,7 +78,7 @@ func Locate(node *yaml.Node, segs []PathSegment) Position {
 		case !seg.IsIndex && node.Kind == yaml.MappingNode:
 			found := false
 			for i := 0; i+1 < len(node.Content); i += 2 {
-				if node.Content[i].Value == seg.Key {
+				if keyIs(node.Content[i], seg.Key) {
 					pos = Position{Line: node.Content[i].Line, Column: node.Content[i].Column}
 					node = resolveAlias(node.Content[i+1])
 					found = true

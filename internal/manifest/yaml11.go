@@ -69,19 +69,26 @@ func (d *decoder) booleansUnder(prefix string) []YAML11Boolean {
 	return out
 }
 
-// key is a mapping key as kubectl sends it. sigs.k8s.io/yaml reads a plain
-// key as YAML 1.1 reads any scalar, as a boolean, a number or null, and
-// writes it back as a JSON key: `on` becomes "true", `0777` becomes "511"
-// and `1.0` becomes "1". A null key, or an integer beyond int64, has no
-// JSON form, and kubectl refuses the document.
+// key is sentKey, noting a YAML 1.1 boolean.
 func (d *decoder) key(n *yaml.Node) (string, error) {
+	name, err := sentKey(n)
+	if b, ok := yaml11Boolean(n); ok && err == nil {
+		d.note(n, ChildPath(FormatFieldPath(d.path), name), true, b)
+	}
+	return name, err
+}
+
+// sentKey is a mapping key as kubectl sends it. sigs.k8s.io/yaml reads a
+// plain key as YAML 1.1 reads any scalar, as a boolean, a number or null,
+// and writes it back as a JSON key: `on` becomes "true", `0777` becomes
+// "511" and `1.0` becomes "1". A null key, or an integer beyond int64, has
+// no JSON form, and kubectl refuses the document.
+func sentKey(n *yaml.Node) (string, error) {
 	if n.Style != 0 {
 		return n.Value, nil
 	}
 	if b, ok := yaml11Boolean(n); ok {
-		name := strconv.FormatBool(b)
-		d.note(n, ChildPath(FormatFieldPath(d.path), name), true, b)
-		return name, nil
+		return strconv.FormatBool(b), nil
 	}
 	switch n.ShortTag() {
 	case "!!null":
@@ -109,6 +116,19 @@ func (d *decoder) key(n *yaml.Node) (string, error) {
 		}
 	}
 	return n.Value, nil
+}
+
+// keyIs reports whether the key node is written as name, or is sent as
+// name: a field path names keys as kubectl sends them.
+func keyIs(n *yaml.Node, name string) bool {
+	if n.Value == name {
+		return true
+	}
+	if n.Kind != yaml.ScalarNode || n.Style != 0 {
+		return false
+	}
+	sent, err := sentKey(n)
+	return err == nil && sent == name
 }
 
 // floatKey writes a float key as sigs.k8s.io/yaml does: the shortest form

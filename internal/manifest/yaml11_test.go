@@ -110,6 +110,15 @@ spec:
 	if !reflect.DeepEqual(obj.YAML11Booleans, want) {
 		t.Errorf("noted %+v\nwant %+v", obj.YAML11Booleans, want)
 	}
+	// Field paths name keys as kubectl sends them, and find them as
+	// written: a value's path leads to its key, on its line; a key's path
+	// to the key itself.
+	for _, b := range want {
+		got := obj.Position(b.Path)
+		if got.Line != b.Line || b.Key && got.Column != b.Column {
+			t.Errorf("%s is at %d:%d, want line %d (column %d for a key)", b.Path, got.Line, got.Column, b.Line, b.Column)
+		}
+	}
 
 	list := "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: A\n  x: off\n- apiVersion: v1\n  kind: B\n  z: n\n"
 	d, err := ParseDocument("list.yaml", 0, RawDocument{Bytes: []byte(list), StartLine: 1})
