@@ -14,9 +14,9 @@ import (
 // kubectl and Helm read manifests with sigs.k8s.io/yaml, which follows YAML
 // 1.1 here (kubernetes/kubernetes#34146): `encrypted: yes` reaches the API
 // server as true, `team: no` as false and a key `on:` as "true". YAML 1.2
-// tools (yq, most editors' schemas, this package's parser before it noted
-// them) read the strings "yes", "no" and "on". Content holds kubectl's
-// reading; the list lets lint say where the two differ.
+// readers, yaml.v3 (which this package parses with) among them, read the
+// strings "yes", "no" and "on". Content holds kubectl's reading; the list
+// lets lint say where the two differ.
 type YAML11Boolean struct {
 	// Path is the field path of the value, or of the entry whose key it is,
 	// as kubectl reads it.
