@@ -71,11 +71,12 @@ func (d *decoder) booleansUnder(prefix string) []YAML11Boolean {
 
 // key is sentKey, noting a YAML 1.1 boolean.
 func (d *decoder) key(n *yaml.Node) (string, error) {
-	name, err := sentKey(n)
-	if b, ok := yaml11Boolean(n); ok && err == nil {
+	if b, ok := yaml11Boolean(n); ok {
+		name := strconv.FormatBool(b)
 		d.note(n, ChildPath(FormatFieldPath(d.path), name), true, b)
+		return name, nil
 	}
-	return name, err
+	return sentKey(n)
 }
 
 // sentKey is a mapping key as kubectl sends it. sigs.k8s.io/yaml reads a
