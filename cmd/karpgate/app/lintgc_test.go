@@ -37,8 +37,8 @@ func TestLintTunesTheCollectorOnlyWhenUntuned(t *testing.T) {
 	os.Unsetenv("GOGC")
 	os.Unsetenv("GOMEMLIMIT")
 	restore := tuneGCForStreaming(engine)
-	if p, l := current(); p != 400 || l != lintMemoryLimit {
-		t.Errorf("untuned: GOGC %d and limit %d, want 400 and %d", p, l, lintMemoryLimit)
+	if p, l := current(); p != lintGCPercent || l != lintMemoryFloor {
+		t.Errorf("untuned: GOGC %d and limit %d, want %d and %d", p, l, lintGCPercent, lintMemoryFloor)
 	}
 	restore()
 	if p, l := current(); p != percent || l != limit {
