@@ -10,7 +10,8 @@
 // the floor and the live heap plus room to allocate (half the live heap, and
 // at least a fixed amount): while the live data is small, memory is flat and
 // the collector runs only when the floor is reached; as it grows, the
-// collector keeps running about as often per byte allocated.
+// collector's work per byte allocated stays about the same (each cycle marks
+// the live heap, and cycles come once per half a live heap allocated).
 package gctune
 
 import (
@@ -25,7 +26,8 @@ import (
 // live.
 const liveHeap = "/gc/heap/live:bytes"
 
-// Tuner adjusts the soft memory limit after every garbage collection.
+// Tuner adjusts the soft memory limit after every garbage collection. GOGC
+// and the limit belong to the whole process: run one Tuner at a time.
 type Tuner struct {
 	floor, room int64
 
@@ -38,8 +40,8 @@ type Tuner struct {
 }
 
 // Start sets GOGC to percent and the soft memory limit to floor bytes;
-// after each collection until Stop, it raises the limit to Limit(floor,
-// room, live heap) when that is more.
+// after each collection until Stop, it sets the limit to Limit(floor, room,
+// live heap): up with the live heap, and back down to the floor.
 func Start(floor, room int64, percent int) *Tuner {
 	t := &Tuner{floor: floor, room: room, sample: []metrics.Sample{{Name: liveHeap}}}
 	t.previousLimit = debug.SetMemoryLimit(floor)

@@ -39,7 +39,9 @@ var keep [][]byte
 // when it shrinks, and Stop puts back what Start found, after which
 // collections change nothing.
 func TestTheLimitFollowsTheLiveHeap(t *testing.T) {
-	const floor, room = 16 << 20, 8 << 20
+	// The floor is far above a test binary's own live heap, so that
+	// nothing but the data held here can lift the limit.
+	const floor, room = 64 << 20, 16 << 20
 	limit := func() int64 { return debug.SetMemoryLimit(-1) } // a negative limit reads it
 	percent := func() int {
 		p := debug.SetGCPercent(-1)
@@ -54,12 +56,12 @@ func TestTheLimitFollowsTheLiveHeap(t *testing.T) {
 		t.Fatalf("after Start: limit %d, GOGC %d; want %d, 400", limit(), percent(), floor)
 	}
 
-	for range 64 {
-		keep = append(keep, make([]byte, 1<<20)) // 64 MiB live, four times the floor
+	for range 128 {
+		keep = append(keep, make([]byte, 1<<20)) // 128 MiB live, twice the floor
 	}
-	wait.For(t, "the limit to reach the 64 MiB live heap and half again", func() bool {
+	wait.For(t, "the limit to reach the 128 MiB live heap and half again", func() bool {
 		runtime.GC()
-		return limit() >= 96<<20
+		return limit() >= 192<<20
 	})
 
 	keep = nil
@@ -72,7 +74,7 @@ func TestTheLimitFollowsTheLiveHeap(t *testing.T) {
 	if limit() != previousLimit || percent() != previousPercent {
 		t.Fatalf("after Stop: limit %d, GOGC %d; want %d, %d", limit(), percent(), previousLimit, previousPercent)
 	}
-	for range 64 {
+	for range 128 {
 		keep = append(keep, make([]byte, 1<<20))
 	}
 	runtime.GC()

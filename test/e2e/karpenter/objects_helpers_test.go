@@ -8,6 +8,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -161,8 +162,49 @@ func waitLaunched(t *testing.T, c *localcluster.Cluster, env *testenv.Env, pool 
 			return err
 		}
 		if d.Status.AvailableReplicas != int32(replicas) {
-			return fmt.Errorf("Deployment %s: %d of %d replicas available", pool, d.Status.AvailableReplicas, replicas)
+			return fmt.Errorf("Deployment %s: %d of %d replicas available%s", pool, d.Status.AvailableReplicas, replicas, unreadyPods(env, pool))
 		}
 		return nil
 	})
+}
+
+// unreadyPods says, for a failure message, where each pod of a pool's
+// Deployment that is not Ready stands: its node, phase and conditions, and
+// the node's taints and Ready condition, so that a failed wait says whether
+// scheduling, the simulated kubelet or the node lifecycle held it back.
+func unreadyPods(env *testenv.Env, pool string) string {
+	ctx := context.Background()
+	var pods corev1.PodList
+	if err := env.Client.List(ctx, &pods, client.InNamespace("default"), client.MatchingLabels{"app": pool}); err != nil {
+		return "; listing its pods: " + err.Error()
+	}
+	var b strings.Builder
+	for _, p := range pods.Items {
+		ready := false
+		for _, c := range p.Status.Conditions {
+			ready = ready || (c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue)
+		}
+		if ready {
+			continue
+		}
+		fmt.Fprintf(&b, "\n  pod %s (deleting: %v) on node %q, phase %s", p.Name, p.DeletionTimestamp != nil, p.Spec.NodeName, p.Status.Phase)
+		for _, c := range p.Status.Conditions {
+			fmt.Fprintf(&b, "; %s=%s %s %s", c.Type, c.Status, c.Reason, c.Message)
+		}
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		var n corev1.Node
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: p.Spec.NodeName}, &n); err != nil {
+			fmt.Fprintf(&b, "\n    node: %v", err)
+			continue
+		}
+		fmt.Fprintf(&b, "\n    node taints %v", n.Spec.Taints)
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				fmt.Fprintf(&b, "; Ready=%s %s since %s, last heartbeat %s", c.Status, c.Reason, c.LastTransitionTime.UTC().Format(time.RFC3339), c.LastHeartbeatTime.UTC().Format(time.RFC3339))
+			}
+		}
+	}
+	return b.String()
 }
