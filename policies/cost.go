@@ -120,9 +120,14 @@ func (e *Engine) costliestRule(ctx context.Context, req Request) string {
 	}
 	// The rule groups are queries of their own (see groups.go): trace each
 	// until one runs out, and name where that one was.
-	queries := []rego.PreparedEvalQuery{e.queries.mutations}
-	if !req.MutationsOnly {
-		queries = append([]rego.PreparedEvalQuery{e.queries.all}, e.queries.groups...)
+	queries := []rego.PreparedEvalQuery{e.queries.all}
+	if req.MutationsOnly {
+		queries[0] = e.queries.mutations
+	}
+	for i, g := range e.groups {
+		if g.mutates == req.MutationsOnly {
+			queries = append(queries, e.queries.groups[i])
+		}
 	}
 	last := &lastLocation{}
 	for _, query := range queries {

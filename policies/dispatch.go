@@ -48,6 +48,9 @@ const (
 	selectSingleObject = "singleObject"
 	selectCrossObject  = "crossObject"
 	selectSchema       = "schema"
+	// selectMutations is mutationsQuery's: data.karpgate.engine.mutations,
+	// by kind, at admission only.
+	selectMutations = "mutations"
 )
 
 func findingsQuery(selection string) string {
@@ -92,35 +95,38 @@ func prepareQueries(ctx context.Context, compiler *ast.Compiler, store storage.S
 
 // newStore holds the user's data plus data.karpgate: the configuration the
 // rules read and the engine's dispatch table.
-func newStore(set *policySet, cfg *config.Config, groups []*ruleGroup) (storage.Store, error) {
+func newStore(set *policySet, cfg *config.Config, groups []*ruleGroup) (storage.Store, dispatchTable, error) {
 	cfgJSON, err := toJSONValue(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	// Mutation rules run only through mutationsQuery and the mutation
+	// groups: lint and the validating webhook have nothing to do with a
+	// patch.
 	selections := map[string]func(Rule) bool{
-		selectAll:          func(r Rule) bool { return r.group == "" && !r.ReportsSchema() },
-		selectSingleObject: func(r Rule) bool { return !r.crossObject && r.group == "" && !r.ReportsSchema() },
-		selectCrossObject:  func(r Rule) bool { return r.crossObject },
-		selectSchema:       func(r Rule) bool { return r.ReportsSchema() },
+		selectAll:          func(r Rule) bool { return !r.Mutates && r.group == "" && !r.ReportsSchema() },
+		selectSingleObject: func(r Rule) bool { return !r.Mutates && !r.crossObject && r.group == "" && !r.ReportsSchema() },
+		selectCrossObject:  func(r Rule) bool { return !r.Mutates && r.crossObject },
+		selectSchema:       func(r Rule) bool { return !r.Mutates && r.ReportsSchema() },
 	}
 	for _, g := range groups {
 		selections[g.id] = func(r Rule) bool { return r.group == g.id }
 	}
 	dispatch := map[string]any{}
-	for name, selected := range selections {
+	selected := dispatchTable{}
+	for name, inSelection := range selections {
 		byPoint := map[string]any{}
 		for _, point := range config.EnforcementPoints {
 			byKind := map[string]any{}
 			for _, k := range karpenter.Kinds {
 				keys := []any{}
 				for _, r := range set.catalog {
-					// Mutation rules run only through mutationsQuery: lint and
-					// the validating webhook have nothing to do with a patch.
-					if selected(r) && !r.Mutates && cfg.Enabled(r.ID) && r.AppliesTo(k.Kind) && r.RunsAt(point) {
+					if inSelection(r) && (!r.Mutates || point == config.Admission) && cfg.Enabled(r.ID) && r.AppliesTo(k.Kind) && r.RunsAt(point) {
 						keys = append(keys, r.key)
 					}
 				}
 				byKind[k.Kind] = keys
+				selected.note(name, point, k.Kind, len(keys))
 			}
 			byPoint[string(point)] = byKind
 		}
@@ -130,11 +136,12 @@ func newStore(set *policySet, cfg *config.Config, groups []*ruleGroup) (storage.
 	for _, k := range karpenter.Kinds {
 		keys := []any{}
 		for _, r := range set.catalog {
-			if r.Mutates && cfg.Enabled(r.ID) && r.AppliesTo(k.Kind) && r.RunsAt(config.Admission) {
+			if r.Mutates && r.group == "" && cfg.Enabled(r.ID) && r.AppliesTo(k.Kind) && r.RunsAt(config.Admission) {
 				keys = append(keys, r.key)
 			}
 		}
 		mutations[k.Kind] = keys
+		selected.note(selectMutations, config.Admission, k.Kind, len(keys))
 	}
 	ids := map[string]any{}
 	for _, r := range set.catalog {
@@ -148,7 +155,30 @@ func newStore(set *policySet, cfg *config.Config, groups []*ruleGroup) (storage.
 		"config": cfgJSON,
 		"engine": map[string]any{"dispatch": dispatch, "mutations": mutations, "rule_ids": ids},
 	}
-	return inmem.NewFromObjectWithOpts(data, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true)), nil
+	return inmem.NewFromObjectWithOpts(data, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true)), selected, nil
+}
+
+// dispatchTable says which selections have rules to run, by selection,
+// enforcement point and kind: a query whose selection is empty would find
+// nothing, and the engine does not pay OPA's cost of a query to learn it.
+type dispatchTable map[string]map[config.EnforcementPoint]map[string]bool
+
+func (d dispatchTable) note(selection string, point config.EnforcementPoint, kind string, rules int) {
+	if rules == 0 {
+		return
+	}
+	if d[selection] == nil {
+		d[selection] = map[config.EnforcementPoint]map[string]bool{}
+	}
+	if d[selection][point] == nil {
+		d[selection][point] = map[string]bool{}
+	}
+	d[selection][point][kind] = true
+}
+
+// has reports whether the selection has rules for the kind at the point.
+func (d dispatchTable) has(selection string, point config.EnforcementPoint, kind string) bool {
+	return d[selection][point][kind]
 }
 
 func toJSONValue(v any) (any, error) {

@@ -42,6 +42,9 @@ type Engine struct {
 	catalog Catalog
 	byKey   map[string]Rule
 	queries queries
+	// selected says which of the queries' selections have rules for a
+	// kind at a point; the others are not evaluated.
+	selected dispatchTable
 	// wholeObjects: a --policy rule reads input.inventory, so cross-object
 	// evaluation keeps whole objects; see CrossObjectPaths.
 	wholeObjects bool
@@ -80,7 +83,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	groups, wholeObjects := classifyRules(compiler, set.catalog, cfg, !opts.evaluateEveryRuleEveryTime)
-	store, err := newStore(set, cfg, groups)
+	store, selected, err := newStore(set, cfg, groups)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +93,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{
-		cfg: cfg, catalog: set.catalog, byKey: map[string]Rule{}, queries: qs, wholeObjects: wholeObjects, now: opts.Now,
+		cfg: cfg, catalog: set.catalog, byKey: map[string]Rule{}, queries: qs, selected: selected, wholeObjects: wholeObjects, now: opts.Now,
 		budgets: budgets, groups: groups, groupRuns: newViolationCache(), limits: opts.Limits.withDefaults(),
 	}
 	if e.now == nil {
@@ -198,29 +201,29 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (*Result, error) {
 		now = e.now()
 	}
 	ref := objectRef(req.Object)
-	query := e.queries.all
+	kind, _ := req.Object["kind"].(string)
+	query, selection := e.queries.all, selectAll
 	switch {
 	case req.MutationsOnly:
-		query = e.queries.mutations
+		query, selection = e.queries.mutations, selectMutations
 	case req.SkipCrossObject:
-		query = e.queries.singleObject
+		query, selection = e.queries.singleObject, selectSingleObject
 	}
-	vs, err := e.violations(ctx, query, input, now, ref)
-	if err != nil {
-		return nil, err
-	}
-	if !req.MutationsOnly {
-		kind, _ := req.Object["kind"].(string)
-		for i, g := range e.groups {
-			if !g.applies[point][kind] {
-				continue
-			}
-			groupVs, err := e.groupViolations(ctx, g, i, input, object, now, ref)
-			if err != nil {
-				return nil, err
-			}
-			vs = append(vs, groupVs...)
+	var vs []rawViolation
+	if e.selected.has(selection, point, kind) {
+		if vs, err = e.violations(ctx, query, input, now, ref); err != nil {
+			return nil, err
 		}
+	}
+	for i, g := range e.groups {
+		if g.mutates != req.MutationsOnly || !g.applies[point][kind] {
+			continue
+		}
+		groupVs, err := e.groupViolations(ctx, g, i, input, object, now, ref)
+		if err != nil {
+			return nil, err
+		}
+		vs = append(vs, groupVs...)
 	}
 	return e.result(vs, point, waiversOf(req.Object))
 }

@@ -181,7 +181,8 @@ var (
 // FuzzMemoizedRules checks the rule groups' memo: rules memoized by their
 // footprint find what they find evaluated with every other rule each time,
 // for any object of any kind, production or not, at instants on both sides
-// of week boundaries and of budget windows, at both enforcement points. The
+// of week boundaries and of budget windows, at both enforcement points, and
+// so do the mutation rules, patches and all. The
 // engines live across inputs, so an entry one input left must never answer
 // for another.
 func FuzzMemoizedRules(f *testing.F) {
@@ -224,8 +225,13 @@ func FuzzMemoizedRules(f *testing.F) {
 						if i%2 == 1 {
 							o.Content["metadata"] = map[string]any{"name": "fuzz", "labels": map[string]any{"karpgate.io/environment": "production"}}
 						}
+						// The validating rules at both points, and the mutating
+						// webhook's: their patches are memoized with them.
+						reqs := []Request{{Object: o.Content, Point: config.Admission, Operation: Create, MutationsOnly: true, Now: now}}
 						for _, point := range config.EnforcementPoints {
-							req := Request{Object: o.Content, Point: point, Now: now}
+							reqs = append(reqs, Request{Object: o.Content, Point: point, Now: now})
+						}
+						for _, req := range reqs {
 							got, err := memoized.Evaluate(context.Background(), req)
 							if err != nil {
 								t.Fatal(err)
@@ -235,7 +241,7 @@ func FuzzMemoizedRules(f *testing.F) {
 								t.Fatal(err)
 							}
 							if !reflect.DeepEqual(got, want) {
-								t.Fatalf("%s %s at %s (%s): memoized rules give\n%v\nevaluated every time\n%v", api, kind, now, point, summary(got.Findings), summary(want.Findings))
+								t.Fatalf("%s %s at %s (%s, mutations only %v): memoized rules give\n%v\nevaluated every time\n%v", api, kind, now, req.Point, req.MutationsOnly, summary(got.Findings), summary(want.Findings))
 							}
 						}
 					}

@@ -19,7 +19,10 @@ import (
 // reduced to it, once per distinct reduced input, and reuses their
 // violations for every object that agrees on it (see footprint.go).
 type ruleGroup struct {
-	id        string // "group1", ...: the group's selection in dispatch
+	id string // "group1", ...: the group's selection in dispatch
+	// mutates: the group's rules return patches, for the mutating webhook
+	// (Request.MutationsOnly); a group never mixes them with the others.
+	mutates   bool
 	footprint footprint
 	// reduced is the input as the group's rules see it: the footprint,
 	// plus what the dispatch query itself reads.
@@ -29,9 +32,12 @@ type ruleGroup struct {
 }
 
 // groupRules gives every rule with a memoizable footprint a group: a rule
-// joins the first group whose footprint covers its own, and the widest
-// footprints go first, so that few groups form. Mutation and cross-object
-// rules stay out, and so do the schema rules, which have their own query.
+// joins the first group whose footprint covers its own and that is, like
+// the rule, a mutation group or not; the widest footprints go first, so
+// that few groups form. Cross-object rules stay out, and so do the schema
+// rules, which have their own query. A mutation rule's patch is part of
+// its violation, so what one object's footprint found, patch and all, is
+// what every object that agrees on the footprint would find.
 func groupRules(c *ast.Compiler, catalog Catalog, cfg *config.Config) []*ruleGroup {
 	type candidate struct {
 		rule int
@@ -40,7 +46,7 @@ func groupRules(c *ast.Compiler, catalog Catalog, cfg *config.Config) []*ruleGro
 	var candidates []candidate
 	for i := range catalog {
 		r := &catalog[i]
-		if r.Mutates || r.crossObject || r.ReportsSchema() {
+		if r.crossObject || r.ReportsSchema() {
 			continue
 		}
 		ref := ast.MustParseRef(r.Package).Append(ast.StringTerm("violation"))
@@ -59,21 +65,21 @@ func groupRules(c *ast.Compiler, catalog Catalog, cfg *config.Config) []*ruleGro
 	slices.SortStableFunc(candidates, func(a, b candidate) int { return size(b.fp) - size(a.fp) })
 	var groups []*ruleGroup
 	for _, cand := range candidates {
-		i := slices.IndexFunc(groups, func(g *ruleGroup) bool { return g.footprint.covers(cand.fp) })
+		r := &catalog[cand.rule]
+		i := slices.IndexFunc(groups, func(g *ruleGroup) bool { return g.mutates == r.Mutates && g.footprint.covers(cand.fp) })
 		if i < 0 {
-			g := &ruleGroup{id: "group" + strconv.Itoa(len(groups)+1), footprint: cand.fp, applies: map[config.EnforcementPoint]map[string]bool{}}
+			g := &ruleGroup{id: "group" + strconv.Itoa(len(groups)+1), mutates: r.Mutates, footprint: cand.fp, applies: map[config.EnforcementPoint]map[string]bool{}}
 			g.reduced = newProjection(dedupe(append(cand.fp.all(), []string{"enforcementPoint"}, []string{"object", "kind"})), cand.fp.exists)
 			groups = append(groups, g)
 			i = len(groups) - 1
 		}
-		r := &catalog[cand.rule]
 		r.group = groups[i].id
 		for _, point := range config.EnforcementPoints {
 			if groups[i].applies[point] == nil {
 				groups[i].applies[point] = map[string]bool{}
 			}
 			for _, k := range karpenter.Kinds {
-				if cfg.Enabled(r.ID) && r.AppliesTo(k.Kind) && r.RunsAt(point) {
+				if cfg.Enabled(r.ID) && r.AppliesTo(k.Kind) && r.RunsAt(point) && (!r.Mutates || point == config.Admission) {
 					groups[i].applies[point][k.Kind] = true
 				}
 			}
@@ -138,5 +144,5 @@ func (e *Engine) groupViolations(ctx context.Context, g *ruleGroup, query int, i
 }
 
 func (g *ruleGroup) String() string {
-	return fmt.Sprintf("%s %v budgets=%v", g.id, g.reduced, g.footprint.budgets)
+	return fmt.Sprintf("%s %v budgets=%v mutates=%v", g.id, g.reduced, g.footprint.budgets, g.mutates)
 }

@@ -77,7 +77,7 @@ func RunTests(ctx context.Context, opts TestOptions) ([]TestResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := newStore(set, cfg, nil)
+	store, _, err := newStore(set, cfg, nil)
 	if err != nil {
 		return nil, err
 	}
