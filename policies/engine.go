@@ -297,21 +297,12 @@ func (e *Engine) input(req Request, point config.EnforcementPoint) (in ast.Objec
 	return in, object, nil
 }
 
-// violation is what a rule's `violation` set holds.
-type violation struct {
-	Msg   string           `json:"msg"`
-	Path  string           `json:"path"`
-	Fix   string           `json:"fix"`
-	Patch []PatchOperation `json:"patch"`
-}
-
 func (e *Engine) finding(rule Rule, v any, point config.EnforcementPoint) (Finding, error) {
-	var got violation
-	raw, err := json.Marshal(v)
-	if err == nil {
-		err = json.Unmarshal(raw, &got)
-	}
+	got, raw, err := decodeViolation(v)
 	if err != nil || got.Msg == "" {
+		if raw == nil {
+			raw, _ = json.Marshal(v)
+		}
 		return Finding{}, fmt.Errorf("%s: rule %s: a violation must be an object with a string msg and optional path, fix and patch; got %s", rule.File, rule.ID, raw)
 	}
 	if len(got.Patch) > 0 && !rule.Mutates {

@@ -14,7 +14,7 @@ import (
 
 // checkAnswer fails unless body is an AdmissionReview response that either
 // admits or says why not.
-func checkAnswer(t *testing.T, h http.Handler, body []byte) {
+func checkAnswer(t *testing.T, h http.Handler, body []byte) *admissionv1.AdmissionResponse {
 	req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
@@ -30,6 +30,7 @@ func checkAnswer(t *testing.T, h http.Handler, body []byte) {
 	if r := review.Response; r.Result != nil && strings.Contains(r.Result.Message, "internal error") {
 		t.Fatalf("the handler panicked: %s", r.Result.Message)
 	}
+	return review.Response
 }
 
 func fuzzHandlers(f *testing.F, karpgateYAML string) []http.Handler {
@@ -85,7 +86,17 @@ func FuzzObjects(f *testing.F) {
 		}
 		body := []byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1","kind":{"kind":"NodePool"},"name":"p","operation":"` + op + `","object":` + string(object) + `,"oldObject":` + string(oldObject) + `}}`)
 		for _, h := range handlers {
-			checkAnswer(t, h, body)
+			resp := checkAnswer(t, h, body)
+			if resp.Patch == nil {
+				continue
+			}
+			// The API server applies the patch to the object as
+			// encoding/json writes it; every patch karpgate sends applies.
+			var decoded any
+			if err := json.Unmarshal(object, &decoded); err != nil {
+				t.Fatal(err)
+			}
+			applyAsAPIServer(t, mustJSON(t, decoded), resp.Patch)
 		}
 	})
 }

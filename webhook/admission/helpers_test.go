@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -100,21 +102,23 @@ func mustJSON(t testing.TB, v any) []byte {
 // patch returns a deep copy of obj with the JSON patch applied.
 func patch(t testing.TB, obj map[string]any, ops string) map[string]any {
 	t.Helper()
-	out, err := apply(mustJSON(t, obj), mustOps(t, ops))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var m map[string]any
-	if err := json.Unmarshal(out, &m); err != nil {
+	if err := json.Unmarshal(applyAsAPIServer(t, mustJSON(t, obj), []byte(ops)), &m); err != nil {
 		t.Fatal(err)
 	}
 	return m
 }
 
-func mustOps(t testing.TB, ops string) []patchOperation {
+// applyAsAPIServer applies a JSON patch to an encoded object with the
+// library, and the call, the API server uses on a mutating webhook's answer.
+func applyAsAPIServer(t testing.TB, obj, ops []byte) []byte {
 	t.Helper()
-	var out []patchOperation
-	if err := json.Unmarshal([]byte(ops), &out); err != nil {
+	p, err := jsonpatch.DecodePatch(ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Apply(obj)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out

@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"time"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/go-logr/logr"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
 	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/karpgate/karpgate/conversion"
+	"github.com/karpgate/karpgate/internal/treepatch"
 	"github.com/karpgate/karpgate/policies"
 )
 
@@ -52,7 +54,7 @@ func (m *Mutator) Handle(ctx context.Context, req ctrladmission.Request) ctrladm
 		m.Log.Error(err, "evaluation failed", "object", r.ref, "operation", r.operation)
 		return ctrladmission.Allowed("").WithWarnings(oneLine(evaluationError(r, err, "it is admitted without karpgate's mutations").Error()))
 	}
-	patch, warnings := m.mutate(r, req.Object.Raw, res.Findings)
+	patch, warnings := m.mutate(r, res.Findings)
 	if len(patch) == 0 {
 		countRequest(mutating, r, verdictAllowed)
 		return ctrladmission.Allowed("").WithWarnings(warnings...)
@@ -73,8 +75,8 @@ func (m *Mutator) Handle(ctx context.Context, req ctrladmission.Request) ctrladm
 // later mutation sees the earlier ones and the combined patch is valid
 // against the original. A patch that does not apply is skipped, with a
 // warning; it never spoils the others.
-func (m *Mutator) mutate(r review, object []byte, findings []policies.Finding) (applied []patchOperation, warnings []string) {
-	doc := object
+func (m *Mutator) mutate(r review, findings []policies.Finding) (applied []patchOperation, warnings []string) {
+	doc := r.object
 	for _, f := range findings {
 		if len(f.Patch) == 0 {
 			continue
@@ -96,7 +98,23 @@ func (m *Mutator) mutate(r review, object []byte, findings []policies.Finding) (
 	return applied, warnings
 }
 
-func apply(doc []byte, ops []patchOperation) ([]byte, error) {
+// apply applies ops to the decoded object as the API server will apply
+// them to its encoding: in the tree, which is what rules' patches need,
+// or else by encoding it for json-patch v4, the library the API server
+// uses. doc is left as it was.
+func apply(doc map[string]any, ops []patchOperation) (map[string]any, error) {
+	tree := make([]treepatch.Operation, len(ops))
+	for i, op := range ops {
+		tree[i] = treepatch.Operation(op)
+	}
+	next, err := treepatch.Apply(doc, tree)
+	if !errors.Is(err, treepatch.ErrUnsupported) {
+		return next, err
+	}
+	encoded, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
 	raw, err := json.Marshal(ops)
 	if err != nil {
 		return nil, err
@@ -105,7 +123,11 @@ func apply(doc []byte, ops []patchOperation) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.Apply(doc)
+	out, err := p.Apply(encoded)
+	if err != nil {
+		return nil, err
+	}
+	return conversion.DecodeObject(out)
 }
 
 // patchOperation is policies.PatchOperation with the value always written
