@@ -102,15 +102,22 @@ func (m *Mutator) mutate(r review, findings []policies.Finding) (applied []patch
 // them to its encoding: in the tree, which is what rules' patches need,
 // or else by encoding it for json-patch v4, the library the API server
 // uses. doc is left as it was.
-func apply(doc map[string]any, ops []patchOperation) (map[string]any, error) {
+func apply(doc map[string]any, ops []patchOperation) (next map[string]any, err error) {
 	tree := make([]treepatch.Operation, len(ops))
 	for i, op := range ops {
 		tree[i] = treepatch.Operation(op)
 	}
-	next, err := treepatch.Apply(doc, tree)
+	next, err = treepatch.Apply(doc, tree)
 	if !errors.Is(err, treepatch.ErrUnsupported) {
 		return next, err
 	}
+	defer func() {
+		// v4 panics on some patches (a test of arrays holding null). The
+		// API server would fail the request on them, so they are refused.
+		if p := recover(); p != nil {
+			next, err = nil, fmt.Errorf("json-patch v4, which the API server applies patches with, fails on it: %v", p)
+		}
+	}()
 	encoded, err := json.Marshal(doc)
 	if err != nil {
 		return nil, err

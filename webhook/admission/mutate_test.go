@@ -124,3 +124,25 @@ func TestMutatorAdmitsUnchangedWhenEvaluationFails(t *testing.T) {
 		t.Fatalf("got allowed=%v patch=%s warnings=%q", resp.Allowed, resp.Patch, resp.Warnings)
 	}
 }
+
+func TestApplyRefusesWhatTheAPIServerCannotApply(t *testing.T) {
+	doc := map[string]any{"spec": map[string]any{"list": []any{nil, "a"}}}
+	tests := []struct {
+		name    string
+		ops     []patchOperation
+		wantErr string
+	}{
+		{"a missing parent", []patchOperation{{Op: "add", Path: "/spec/x/y", Value: "v"}}, "/spec/x does not exist"},
+		// v4 panics comparing arrays that hold null; apply must not.
+		{"a test v4 panics on", []patchOperation{{Op: "test", Path: "/spec/list", Value: []any{nil, "a"}}}, "json-patch v4, which the API server applies patches with, fails on it"},
+		{"a move, left to v4", []patchOperation{{Op: "move", Path: "/spec/list/0"}}, "missing from field"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := apply(doc, tt.ops)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("apply: %v, want an error saying %q", err, tt.wantErr)
+			}
+		})
+	}
+}
