@@ -405,22 +405,13 @@ func BenchmarkApply(b *testing.B) {
 			}
 		}
 	})
-	// What the webhook did before: encode the object and the patch, apply
-	// with the library, decode the result for the next rule's patch.
+	// What the webhook did before: the patch encoded and applied by the
+	// library to the object's bytes, as they came in the request.
 	b.Run("impl=json-patch-v4", func(b *testing.B) {
-		tree := decode(b, nodePool)
+		doc := []byte(nodePool)
 		b.ReportAllocs()
 		for b.Loop() {
-			doc, err := json.Marshal(tree)
-			if err != nil {
-				b.Fatal(err)
-			}
-			out, err := applyV4(doc, ops)
-			if err != nil {
-				b.Fatal(err)
-			}
-			var next map[string]any
-			if err := json.Unmarshal(out, &next); err != nil {
+			if _, err := applyV4(doc, ops); err != nil {
 				b.Fatal(err)
 			}
 		}
