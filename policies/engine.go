@@ -298,11 +298,9 @@ func (e *Engine) input(req Request, point config.EnforcementPoint) (in ast.Objec
 }
 
 func (e *Engine) finding(rule Rule, v any, point config.EnforcementPoint) (Finding, error) {
-	got, raw, err := decodeViolation(v)
+	got, err := decodeViolation(v)
 	if err != nil || got.Msg == "" {
-		if raw == nil {
-			raw, _ = json.Marshal(v)
-		}
+		raw, _ := json.Marshal(v)
 		return Finding{}, fmt.Errorf("%s: rule %s: a violation must be an object with a string msg and optional path, fix and patch; got %s", rule.File, rule.ID, raw)
 	}
 	if len(got.Patch) > 0 && !rule.Mutates {

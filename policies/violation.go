@@ -20,15 +20,15 @@ type violation struct {
 // of the validating webhook's time on an object with a finding. Anything
 // else (other spellings, wrong types, numbers float64 cannot hold) takes
 // the round trip, so that it is read, or refused, exactly as before.
-func decodeViolation(v any) (got violation, raw []byte, err error) {
+func decodeViolation(v any) (got violation, err error) {
 	if got, ok := readViolation(v); ok {
-		return got, nil, nil
+		return got, nil
 	}
-	raw, err = json.Marshal(v)
+	raw, err := json.Marshal(v)
 	if err == nil {
 		err = json.Unmarshal(raw, &got)
 	}
-	return got, raw, err
+	return got, err
 }
 
 func readViolation(v any) (got violation, ok bool) {
@@ -106,7 +106,9 @@ func readPatch(v any) ([]PatchOperation, bool) {
 }
 
 // plainJSON is v as encoding/json decodes into an interface: numbers are
-// float64. v is what Rego results hold, where numbers are json.Number.
+// float64. v is what Rego results hold, where numbers are json.Number. It
+// copies rather than converting in place (as normaliseNumbers does): the
+// group cache hands the same violations to evaluations running at once.
 func plainJSON(v any) (any, bool) {
 	switch t := v.(type) {
 	case json.Number:

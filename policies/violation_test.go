@@ -72,7 +72,7 @@ func TestDecodeViolation(t *testing.T) {
 			if _, direct := readViolation(v); direct != tt.direct {
 				t.Errorf("read directly: %v, want %v", direct, tt.direct)
 			}
-			got, _, err := decodeViolation(v)
+			got, err := decodeViolation(v)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("decodeViolation: %v, want an error: %v", err, tt.wantErr)
 			}

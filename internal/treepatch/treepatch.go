@@ -13,6 +13,14 @@
 // where v4 would panic) is refused with ErrUnsupported, and the caller
 // falls back to the library itself.
 //
+// Numbers are compared by the JSON text encoding/json writes for them, as
+// v4 compares the API server's encoding. One value cannot be told apart in
+// a decoded object: the API server encodes a float -0 (sent as "-0.0") as
+// "-0", which conversion.DecodeObject reads as the integer 0, so a test of
+// it against 0 or -0 may be decided otherwise than by the API server.
+// Karpenter's kinds have no floating-point fields, and no built-in rule
+// tests a number.
+//
 // The tree passed in is never changed: every container on an operation's
 // path is copied, and the result shares the rest with the input.
 package treepatch

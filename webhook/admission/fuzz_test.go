@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
+
+	"github.com/karpgate/karpgate/conversion"
 )
 
 // checkAnswer fails unless body is an AdmissionReview response that either
@@ -90,10 +92,11 @@ func FuzzObjects(f *testing.F) {
 			if resp.Patch == nil {
 				continue
 			}
-			// The API server applies the patch to the object as
-			// encoding/json writes it; every patch karpgate sends applies.
-			var decoded any
-			if err := json.Unmarshal(object, &decoded); err != nil {
+			// The API server applies the patch to the object as it holds
+			// it (integers as int64) and encoding/json writes it; every
+			// patch karpgate sends applies.
+			decoded, err := conversion.DecodeObject(object)
+			if err != nil {
 				t.Fatal(err)
 			}
 			applyAsAPIServer(t, mustJSON(t, decoded), resp.Patch)
