@@ -43,8 +43,10 @@ func benchObjects() map[string]map[string]any {
 // p99. The clock advances a second per evaluation, as it does between
 // admission requests, so that nothing computed for one instant is reused
 // for the next by accident. The baseline is converting the same object to
-// Rego's representation, which every evaluation starts with; x-baseline is
-// the ratio of the means, x-baseline-p50 and -p99 of the percentiles.
+// Rego's representation, which an evaluation needs only when a rule is
+// evaluated (the plain cases reuse remembered findings and convert
+// nothing); x-baseline is the ratio of the means, x-baseline-p50 and -p99
+// of the percentiles.
 //
 // The engine memoizes rules by the fields they read (budgets, AMI
 // selection), which a repository's objects and an admission webhook's

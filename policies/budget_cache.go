@@ -141,25 +141,48 @@ func (c *budgetCache) lookup(pool ast.Value) (*budgetEntry, error) {
 	if _, ok := pool.(ast.Object); !ok {
 		return nil, fmt.Errorf("want an object, got %s", ast.ValueName(pool))
 	}
-	key := budgetFields.appendKey(make([]byte, 0, 256), pool)
-	return c.lookupKey(string(key), pool)
+	sc := keyScratches.Get().(*keyScratch)
+	defer keyScratches.Put(sc)
+	sc.budget = budgetFields.appendKey(&sc.enc, sc.budget[:0], pool)
+	return c.lookupKey(sc.budget, func() (ast.Value, error) { return pool, nil })
 }
 
-// lookupKey is lookup with the key made.
-func (c *budgetCache) lookupKey(key string, pool ast.Value) (*budgetEntry, error) {
+// lookupGo is lookup of a NodePool's Go values, converting them only when
+// the entry is new; ok is false when the key cannot be made from them (see
+// projection.appendGoKey).
+func (c *budgetCache) lookupGo(sc *keyScratch, pool map[string]any, convert func() (ast.Value, error)) (e *budgetEntry, ok bool, err error) {
+	if sc.budget, ok = budgetFields.appendGoKey(&sc.enc, sc.budget[:0], pool); !ok {
+		return nil, false, nil
+	}
+	e, err = c.lookupKey(sc.budget, convert)
+	return e, true, err
+}
+
+// lookupKey is lookup with the key made; pool is called only for a new
+// entry, outside the lock.
+func (c *budgetCache) lookupKey(key []byte, pool func() (ast.Value, error)) (*budgetEntry, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.entries[key]; ok {
+	e, ok := c.entries[string(key)]
+	c.mu.Unlock()
+	if ok {
 		return e, nil
 	}
-	e, err := newBudgetEntry(budgetFields.reduce(pool))
+	v, err := pool()
 	if err != nil {
 		return nil, err
+	}
+	if e, err = newBudgetEntry(budgetFields.reduce(v)); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if existing, ok := c.entries[string(key)]; ok {
+		return existing, nil // another evaluation made it meanwhile
 	}
 	if len(c.entries) >= maxBudgetCacheEntries {
 		clear(c.entries)
 	}
-	c.entries[key] = e
+	c.entries[string(key)] = e
 	return e, nil
 }
 

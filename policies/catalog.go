@@ -27,9 +27,12 @@ import (
 //
 // An optional custom.points list ([admission]) restricts a rule to some
 // enforcement points: rules that compare an UPDATE with the old object, or
-// that mutate, mean nothing to lint. A rule whose violations carry a
-// "patch" declares custom.mutates: true, so that the mutating webhook runs
-// it, and only it, without evaluating the whole rule set.
+// that mutate, mean nothing to lint. An optional custom.operations list
+// ([UPDATE]) restricts it to some admission operations, so that a rule
+// about what an update changes costs a CREATE nothing. A rule whose
+// violations carry a "patch" declares custom.mutates: true, so that the
+// mutating webhook runs it, and only it, without evaluating the whole rule
+// set.
 type Rule struct {
 	ID          string        `json:"id"`
 	Title       string        `json:"title"`
@@ -39,6 +42,10 @@ type Rule struct {
 	Kinds []string `json:"kinds"`
 	// Points are the enforcement points the rule runs at; empty means all.
 	Points []config.EnforcementPoint `json:"points,omitempty"`
+	// Operations are the admission operations the rule judges (CREATE,
+	// UPDATE); empty means both. Offline evaluation judges an object as a
+	// CREATE.
+	Operations []Operation `json:"operations,omitempty"`
 	// Mutates marks a rule whose violations carry JSON patches
 	// (custom.mutates: true). The mutating webhook evaluates only these.
 	Mutates bool `json:"mutates,omitempty"`
@@ -100,6 +107,19 @@ const schemaRulePrefix = "schema_"
 func (r Rule) RunsAt(point config.EnforcementPoint) bool {
 	return len(r.Points) == 0 || slices.Contains(r.Points, point)
 }
+
+// Judges reports whether r is evaluated for a request of op; an offline
+// evaluation (no operation) is a CREATE.
+func (r Rule) Judges(op Operation) bool {
+	if op == "" {
+		op = Create
+	}
+	return len(r.Operations) == 0 || slices.Contains(r.Operations, op)
+}
+
+// judgedOperations are the operations a rule may name in custom.operations:
+// the admission operations karpgate's webhooks are called for.
+var judgedOperations = []Operation{Create, Update}
 
 // rulesPackage is where every rule package lives, built-in or user.
 var rulesPackage = ast.MustParseRef("data.karpgate.rules")
@@ -172,6 +192,19 @@ func ruleFromModule(file string, m *ast.Module, builtin bool) (r Rule, ok bool, 
 				return fail("custom.points: %v", err)
 			}
 			r.Points = append(r.Points, point)
+		}
+	}
+	if raw, present := custom["operations"]; present {
+		operations, _ := raw.([]any)
+		if len(operations) == 0 {
+			return fail("custom.operations must list admission operations (CREATE, UPDATE), or be left out to judge both")
+		}
+		for _, o := range operations {
+			s, _ := o.(string)
+			if !slices.Contains(judgedOperations, Operation(s)) {
+				return fail("custom.operations: %q is not an operation karpgate judges; use CREATE or UPDATE", o)
+			}
+			r.Operations = append(r.Operations, Operation(s))
 		}
 	}
 	if m, present := custom["mutates"]; present {

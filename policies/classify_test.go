@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/karpgate/karpgate/config"
 )
@@ -31,10 +32,11 @@ func TestRuleClassification(t *testing.T) {
 	if want := []string{"KG501", "KG502"}; !slices.Equal(cross, want) {
 		t.Errorf("cross-object rules: got %v, want %v", cross, want)
 	}
-	// Not memoized: the waiver rules and KG406/KG407 read annotations, the
-	// update rules compare paths they compute. The mutations are, in
-	// groups of their own.
-	if want := []string{"KG101", "KG102", "KG103", "KG104", "KG105", "KG106", "KG107", "KG108", "KG201", "KG202", "KG203", "KG204", "KG205", "KG206", "KG301", "KG302", "KG303", "KG304", "KG401", "KG402", "KG403", "KG404", "KG405", "KG408", "KG701", "KG702"}; !slices.Equal(memoized, want) {
+	// Not memoized: the update rules, which compare paths they compute and
+	// judge only UPDATEs. The mutations are, in groups of their own. The
+	// waiver rules and KG406/KG407 read annotations, which objects share
+	// like any other content.
+	if want := []string{"KG001", "KG002", "KG101", "KG102", "KG103", "KG104", "KG105", "KG106", "KG107", "KG108", "KG201", "KG202", "KG203", "KG204", "KG205", "KG206", "KG301", "KG302", "KG303", "KG304", "KG401", "KG402", "KG403", "KG404", "KG405", "KG406", "KG407", "KG408", "KG701", "KG702"}; !slices.Equal(memoized, want) {
 		t.Errorf("memoized rules: got %v, want %v", memoized, want)
 	}
 	groups := map[string]*ruleGroup{}
@@ -61,7 +63,12 @@ func TestRuleClassification(t *testing.T) {
 		{"object.get with a constant path", `object.get(input.object, ["spec", "disruption", "budgets"], []) == []`, false, true},
 		{"production", `input.production; input.object.kind == "NodePool"`, false, true},
 		{"the name", `input.object.metadata.name == "x"`, false, false},
-		{"the labels through a local", `m := input.object.metadata; m.labels.team == "x"`, false, false},
+		{"the labels through a local", `m := input.object.metadata; m.labels.team == "x"`, false, true},
+		{"the annotations", `some k, _ in input.object.metadata.annotations; startswith(k, "x")`, false, true},
+		{"the old object's annotations", `input.oldObject.metadata.annotations.x == "y"`, false, true},
+		{"the whole metadata", `count(input.object.metadata) > 9`, false, false},
+		{"the uid", `input.object.metadata.uid == "x"`, false, false},
+		{"the old object's name", `input.oldObject.metadata.name == "x"`, false, false},
 		{"the whole object to a builtin", `is_object(input.object)`, false, false},
 		{"object.get with a computed path", `p := split("spec.disruption", "."); object.get(input.object, p, null)`, false, false},
 		{"the clock elsewhere", `time.now_ns() > 0; input.object.kind == "NodePool"`, false, false},
@@ -118,3 +125,112 @@ func TestRuleClassification(t *testing.T) {
 }
 
 func testRuleID(i int) string { return fmt.Sprintf("TEST%d", 100+i) }
+
+// A group whose reduced input prints longer than maxMemoKeyBytes (a large
+// annotation, such as kubectl's copy of the whole object) is evaluated
+// every time and never remembered, so the memo's memory stays bounded; it
+// finds what it would find remembered.
+func TestLongMemoKeysAreNotRemembered(t *testing.T) {
+	e := newTestEngine(t, Options{})
+	pool := func(note string) map[string]any {
+		return map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "p", "annotations": map[string]any{
+			"karpgate.io/waive-KG999": "no such rule",
+			"note":                    note,
+		}}, "spec": map[string]any{}}
+	}
+	longest := func() int {
+		n := 0
+		for k := range e.groupRuns.entries {
+			n = max(n, len(k))
+		}
+		return n
+	}
+	for _, tt := range []struct {
+		name       string
+		note       string
+		remembered bool
+	}{
+		{"short", "x", true},
+		{"long", strings.Repeat("x", maxMemoKeyBytes), false},
+	} {
+		clear(e.groupRuns.entries)
+		for range 2 {
+			res, err := e.Evaluate(context.Background(), Request{Object: pool(tt.note), Operation: Create, Point: config.Admission})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := summary(res.Findings); !slices.Contains(got, "KG002 warn metadata.annotations[karpgate.io/waive-KG999]") {
+				t.Errorf("%s: KG002 not found: %v", tt.name, got)
+			}
+		}
+		n := longest()
+		if n > maxMemoKeyBytes {
+			t.Errorf("%s: a key of %d bytes was remembered, over the %d-byte bound", tt.name, n, maxMemoKeyBytes)
+		}
+		remembered := false
+		for k := range e.groupRuns.entries {
+			remembered = remembered || strings.Contains(k, "no such rule")
+		}
+		if remembered != tt.remembered {
+			t.Errorf("%s: the annotations' group remembered %v, want %v", tt.name, remembered, tt.remembered)
+		}
+	}
+}
+
+// An evaluation whose rules are all memoized and remembered makes its keys
+// from the request's Go values and never converts the object to Rego's
+// representation; an object holding a value the keys cannot be made from
+// is converted, and finds the same.
+func TestRememberedGroupsNeedNoConversion(t *testing.T) {
+	e := newTestEngine(t, Options{Now: func() time.Time { return fixedNow }})
+	// extra sits in nodeClassRef, which the mutation group and several
+	// validating groups read.
+	pool := func(extra any) map[string]any {
+		return map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "p", "annotations": map[string]any{"karpenter.sh/do-not-evict": "true"}},
+			"spec": map[string]any{"disruption": map[string]any{"budgets": []any{map[string]any{"nodes": "0", "schedule": "0 9 * * mon-fri", "duration": "8h"}}},
+				"template": map[string]any{"spec": map[string]any{"nodeClassRef": map[string]any{"name": "default", "extra": extra}}}}}
+	}
+	for _, tt := range []struct {
+		name      string
+		extra     any
+		converted bool
+	}{
+		{"decoded values", int64(10), false},
+		{"a value the keys do not mirror", uint64(10), true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, mutations := range []bool{false, true} {
+				req := Request{Object: pool(tt.extra), Operation: Create, Point: config.Admission, MutationsOnly: mutations}
+				first, err := e.Evaluate(context.Background(), req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(first.Findings) == 0 {
+					t.Fatal("no findings: the test no longer sees the memo at work")
+				}
+				in := e.newEvalInput(req, config.Admission)
+				var again []rawViolation
+				for i, g := range e.groups {
+					if g.mutates != mutations || !g.applies[config.Admission]["NodePool"] {
+						continue
+					}
+					vs, err := e.groupViolations(context.Background(), g, i, in, fixedNow, "NodePool/p")
+					if err != nil {
+						t.Fatal(err)
+					}
+					again = append(again, vs...)
+				}
+				if in.converted != tt.converted {
+					t.Errorf("mutations %v: converted %v, want %v", mutations, in.converted, tt.converted)
+				}
+				res, err := e.result(again, config.Admission, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := summary(res.Findings), summary(first.Findings); !slices.Equal(got, want) {
+					t.Errorf("mutations %v: remembered groups found %v, the evaluation %v", mutations, got, want)
+				}
+			}
+		})
+	}
+}

@@ -120,10 +120,14 @@ func (e *Engine) costliestRule(ctx context.Context, req Request) string {
 	}
 	// The rule groups are queries of their own (see groups.go): trace each
 	// until one runs out, and name where that one was.
-	queries := []rego.PreparedEvalQuery{e.queries.all}
+	selection := selectAll
 	if req.MutationsOnly {
-		queries[0] = e.queries.mutations
+		selection = selectMutations
 	}
+	if req.Operation == Update {
+		selection = onUpdate(selection)
+	}
+	queries := []rego.PreparedEvalQuery{e.queries.selections[selection]}
 	for i, g := range e.groups {
 		if g.mutates == req.MutationsOnly {
 			queries = append(queries, e.queries.groups[i])

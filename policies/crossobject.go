@@ -215,7 +215,7 @@ func (e *Engine) EvaluateCrossObject(ctx context.Context, s *Subject, inventory 
 	if now.IsZero() {
 		now = e.now()
 	}
-	vs, err := e.violations(ctx, e.queries.crossObject, in, now, s.ref)
+	vs, err := e.violations(ctx, e.queries.selections[selectCrossObject], in, now, s.ref)
 	if err != nil {
 		return nil, err
 	}

@@ -19,45 +19,80 @@ import (
 // Each evaluates every selected rule for the object's kind at the
 // enforcement point in one pass: data.karpgate.engine.dispatch.<selection>
 // maps a point and a kind to the rule packages to run, so disabled rules
-// and rules for other kinds, points or selections cost nothing.
+// and rules for other kinds, points, operations or selections cost
+// nothing.
 type queries struct {
-	// all is every enabled rule but the mutations: the validating webhook.
-	all rego.PreparedEvalQuery
-	// singleObject leaves out the cross-object rules: lint's pass over a
-	// stream, before it has seen the whole input.
-	singleObject rego.PreparedEvalQuery
-	// crossObject is only the cross-object rules: lint's pass once the
-	// whole input is indexed.
-	crossObject rego.PreparedEvalQuery
+	// selections are the prepared queries by selection name (the select*
+	// constants).
+	selections map[string]rego.PreparedEvalQuery
 	// groups evaluate the rule groups, one each, which the others leave
 	// out: the engine memoizes them by their footprint (see groups.go).
 	groups []rego.PreparedEvalQuery
-	// schema is only the rules that report lint's CRD schema verdict
-	// (input.schema): lint evaluates them only for an object the API
-	// server would refuse, and the other selections leave them out.
-	schema rego.PreparedEvalQuery
-	// mutations is only the enabled admission rules that declare
-	// custom.mutates, for the mutating webhook, which would otherwise
-	// evaluate the whole set the validating webhook evaluates right after.
-	mutations rego.PreparedEvalQuery
 }
 
 // The selections of dispatch, by name in data.karpgate.engine.dispatch.
+// Rules that judge only some operations (custom.operations) make the
+// admission selections come in two: one for a CREATE (and an offline
+// evaluation), one for an UPDATE.
 const (
-	selectAll          = "all"
+	// selectAll is every enabled rule but the mutations: the validating
+	// webhook.
+	selectAll         = "all"
+	selectAllOnUpdate = "allOnUpdate"
+	// selectSingleObject leaves out the cross-object rules: lint's pass
+	// over a stream, before it has seen the whole input.
 	selectSingleObject = "singleObject"
-	selectCrossObject  = "crossObject"
-	selectSchema       = "schema"
-	// selectMutations is mutationsQuery's: data.karpgate.engine.mutations,
-	// by kind, at admission only.
-	selectMutations = "mutations"
+	// selectCrossObject is only the cross-object rules: lint's pass once
+	// the whole input is indexed.
+	selectCrossObject = "crossObject"
+	// selectSchema is only the rules that report lint's CRD schema verdict
+	// (input.schema): lint evaluates them only for an object the API
+	// server would refuse, and the other selections leave them out.
+	selectSchema = "schema"
+	// selectMutations is only the enabled admission rules that declare
+	// custom.mutates, for the mutating webhook, which would otherwise
+	// evaluate the whole set the validating webhook evaluates right after.
+	selectMutations         = "mutations"
+	selectMutationsOnUpdate = "mutationsOnUpdate"
 )
+
+// onUpdate is the selection that stands for selection in an UPDATE.
+func onUpdate(selection string) string {
+	switch selection {
+	case selectAll:
+		return selectAllOnUpdate
+	case selectMutations:
+		return selectMutationsOnUpdate
+	}
+	return selection
+}
 
 func findingsQuery(selection string) string {
 	return fmt.Sprintf(`pkg := data.karpgate.engine.dispatch.%s[input.enforcementPoint][input.object.kind][_]; v := data.karpgate.rules[pkg].violation[_]`, selection)
 }
 
-const mutationsQuery = `pkg := data.karpgate.engine.mutations[input.object.kind][_]; v := data.karpgate.rules[pkg].violation[_]`
+// selections says which rules each selection holds; a rule is selected at
+// a point for a kind only if it is also enabled, applies to the kind, runs
+// at the point and, when it mutates, the point is admission.
+func selections(groups []*ruleGroup) map[string]func(Rule) bool {
+	// Mutation rules run only through the mutation selections and groups:
+	// lint and the validating webhook have nothing to do with a patch.
+	validating := func(r Rule) bool { return !r.Mutates && r.group == "" && !r.ReportsSchema() }
+	mutating := func(r Rule) bool { return r.Mutates && r.group == "" }
+	s := map[string]func(Rule) bool{
+		selectAll:               func(r Rule) bool { return validating(r) && r.Judges(Create) },
+		selectAllOnUpdate:       func(r Rule) bool { return validating(r) && r.Judges(Update) },
+		selectSingleObject:      func(r Rule) bool { return validating(r) && !r.crossObject && r.Judges(Create) },
+		selectCrossObject:       func(r Rule) bool { return !r.Mutates && r.crossObject && r.Judges(Create) },
+		selectSchema:            func(r Rule) bool { return !r.Mutates && r.ReportsSchema() && r.Judges(Create) },
+		selectMutations:         func(r Rule) bool { return mutating(r) && r.Judges(Create) },
+		selectMutationsOnUpdate: func(r Rule) bool { return mutating(r) && r.Judges(Update) },
+	}
+	for _, g := range groups {
+		s[g.id] = func(r Rule) bool { return r.group == g.id }
+	}
+	return s
+}
 
 func prepareQueries(ctx context.Context, compiler *ast.Compiler, store storage.Store, budgets *budgetCache, groups []*ruleGroup) (queries, error) {
 	prepare := func(q string) (rego.PreparedEvalQuery, error) {
@@ -68,24 +103,17 @@ func prepareQueries(ctx context.Context, compiler *ast.Compiler, store storage.S
 		}
 		return prepared, nil
 	}
-	var qs queries
-	var err error
-	for _, q := range []struct {
-		into  *rego.PreparedEvalQuery
-		query string
-	}{
-		{&qs.all, findingsQuery(selectAll)},
-		{&qs.singleObject, findingsQuery(selectSingleObject)},
-		{&qs.crossObject, findingsQuery(selectCrossObject)},
-		{&qs.schema, findingsQuery(selectSchema)},
-		{&qs.mutations, mutationsQuery},
-	} {
-		if *q.into, err = prepare(q.query); err != nil {
+	qs := queries{selections: map[string]rego.PreparedEvalQuery{}}
+	for _, name := range []string{selectAll, selectAllOnUpdate, selectSingleObject, selectCrossObject, selectSchema, selectMutations, selectMutationsOnUpdate} {
+		q, err := prepare(findingsQuery(name))
+		if err != nil {
 			return qs, err
 		}
+		qs.selections[name] = q
 	}
 	qs.groups = make([]rego.PreparedEvalQuery, len(groups))
 	for i, g := range groups {
+		var err error
 		if qs.groups[i], err = prepare(findingsQuery(g.id)); err != nil {
 			return qs, err
 		}
@@ -100,21 +128,9 @@ func newStore(set *policySet, cfg *config.Config, groups []*ruleGroup) (storage.
 	if err != nil {
 		return nil, nil, err
 	}
-	// Mutation rules run only through mutationsQuery and the mutation
-	// groups: lint and the validating webhook have nothing to do with a
-	// patch.
-	selections := map[string]func(Rule) bool{
-		selectAll:          func(r Rule) bool { return !r.Mutates && r.group == "" && !r.ReportsSchema() },
-		selectSingleObject: func(r Rule) bool { return !r.Mutates && !r.crossObject && r.group == "" && !r.ReportsSchema() },
-		selectCrossObject:  func(r Rule) bool { return !r.Mutates && r.crossObject },
-		selectSchema:       func(r Rule) bool { return !r.Mutates && r.ReportsSchema() },
-	}
-	for _, g := range groups {
-		selections[g.id] = func(r Rule) bool { return r.group == g.id }
-	}
 	dispatch := map[string]any{}
 	selected := dispatchTable{}
-	for name, inSelection := range selections {
+	for name, inSelection := range selections(groups) {
 		byPoint := map[string]any{}
 		for _, point := range config.EnforcementPoints {
 			byKind := map[string]any{}
@@ -132,17 +148,6 @@ func newStore(set *policySet, cfg *config.Config, groups []*ruleGroup) (storage.
 		}
 		dispatch[name] = byPoint
 	}
-	mutations := map[string]any{}
-	for _, k := range karpenter.Kinds {
-		keys := []any{}
-		for _, r := range set.catalog {
-			if r.Mutates && r.group == "" && cfg.Enabled(r.ID) && r.AppliesTo(k.Kind) && r.RunsAt(config.Admission) {
-				keys = append(keys, r.key)
-			}
-		}
-		mutations[k.Kind] = keys
-		selected.note(selectMutations, config.Admission, k.Kind, len(keys))
-	}
 	ids := map[string]any{}
 	for _, r := range set.catalog {
 		ids[r.ID] = true // an object, so rules look IDs up instead of scanning
@@ -153,7 +158,7 @@ func newStore(set *policySet, cfg *config.Config, groups []*ruleGroup) (storage.
 	}
 	data["karpgate"] = map[string]any{
 		"config": cfgJSON,
-		"engine": map[string]any{"dispatch": dispatch, "mutations": mutations, "rule_ids": ids},
+		"engine": map[string]any{"dispatch": dispatch, "rule_ids": ids},
 	}
 	return inmem.NewFromObjectWithOpts(data, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true)), selected, nil
 }

@@ -192,26 +192,30 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	if point == "" {
 		point = config.CI
 	}
-	input, object, err := e.input(req, point)
-	if err != nil {
-		return nil, err
-	}
+	in := e.newEvalInput(req, point)
 	now := req.Now
 	if now.IsZero() {
 		now = e.now()
 	}
 	ref := objectRef(req.Object)
 	kind, _ := req.Object["kind"].(string)
-	query, selection := e.queries.all, selectAll
+	selection := selectAll
 	switch {
 	case req.MutationsOnly:
-		query, selection = e.queries.mutations, selectMutations
+		selection = selectMutations
 	case req.SkipCrossObject:
-		query, selection = e.queries.singleObject, selectSingleObject
+		selection = selectSingleObject
+	}
+	if req.Operation == Update {
+		selection = onUpdate(selection)
 	}
 	var vs []rawViolation
 	if e.selected.has(selection, point, kind) {
-		if vs, err = e.violations(ctx, query, input, now, ref); err != nil {
+		input, _, err := in.rego()
+		if err != nil {
+			return nil, err
+		}
+		if vs, err = e.violations(ctx, e.queries.selections[selection], input, now, ref); err != nil {
 			return nil, err
 		}
 	}
@@ -219,7 +223,7 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (*Result, error) {
 		if g.mutates != req.MutationsOnly || !g.applies[point][kind] {
 			continue
 		}
-		groupVs, err := e.groupViolations(ctx, g, i, input, object, now, ref)
+		groupVs, err := e.groupViolations(ctx, g, i, in, now, ref)
 		if err != nil {
 			return nil, err
 		}
@@ -270,31 +274,6 @@ func (e *Engine) result(vs []rawViolation, point config.EnforcementPoint, waiver
 	SortFindings(res.Findings)
 	SortFindings(res.Waived)
 	return res, nil
-}
-
-// input is the input document of a request, and the object in it.
-func (e *Engine) input(req Request, point config.EnforcementPoint) (in ast.Object, object ast.Value, err error) {
-	object, err = ast.InterfaceToValue(req.Object)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", objectRef(req.Object), err)
-	}
-	in = ast.NewObject(
-		ast.Item(ast.StringTerm("object"), ast.NewTerm(object)),
-		ast.Item(ast.StringTerm("operation"), ast.StringTerm(string(req.Operation))),
-		ast.Item(ast.StringTerm("enforcementPoint"), ast.StringTerm(string(point))),
-		ast.Item(ast.StringTerm("production"), ast.BooleanTerm(e.cfg.IsProduction(req.Object))),
-	)
-	if req.OldObject != nil {
-		old, err := ast.InterfaceToValue(req.OldObject)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: old object: %w", objectRef(req.Object), err)
-		}
-		in.Insert(ast.StringTerm("oldObject"), ast.NewTerm(old))
-	}
-	if req.Inventory != nil {
-		in.Insert(ast.StringTerm("inventory"), ast.NewTerm(req.Inventory.value))
-	}
-	return in, object, nil
 }
 
 func (e *Engine) finding(rule Rule, v any, point config.EnforcementPoint) (Finding, error) {
@@ -366,7 +345,7 @@ func (e *Engine) ReportSchema(ctx context.Context, object map[string]any, vs []S
 	}
 	in.Insert(ast.StringTerm("schema"), ast.NewTerm(schema))
 	ref := objectRef(object)
-	found, err := e.violations(ctx, e.queries.schema, in, e.now(), ref)
+	found, err := e.violations(ctx, e.queries.selections[selectSchema], in, e.now(), ref)
 	if err != nil {
 		return nil, err
 	}

@@ -91,6 +91,7 @@ func TestUserPoliciesAreCheckedWhenLoaded(t *testing.T) {
 		{"noviolation", "rule ACME3 (data.karpgate.rules.acme_deny) defines no `violation contains ...` rule"},
 		{"nested", "a rule package must sit directly under data.karpgate.rules"},
 		{"badpoints", `custom.points: "audit" is not an enforcement point`},
+		{"badoperations", `custom.operations: "DELETE" is not an operation karpgate judges; use CREATE or UPDATE`},
 		{"undeclaredpatch", "rule ACME200 returns a \"patch\" but does not declare `mutates: true`"},
 	}
 	for _, tt := range tests {
@@ -216,6 +217,39 @@ func TestPointsLimitWhereARuleRuns(t *testing.T) {
 		}
 		if got := summary(res.Findings); !slices.Equal(got, tt.want) {
 			t.Errorf("point %q: got %v, want %v", tt.point, got, tt.want)
+		}
+	}
+}
+
+// A rule that declares custom.operations is evaluated only for requests
+// of those operations, whatever its body checks; an offline evaluation is
+// a CREATE. Both webhooks' selections and lint's follow it.
+func TestOperationsLimitWhichRequestsARuleJudges(t *testing.T) {
+	e := newTestEngine(t, Options{PolicyDirs: []string{"testdata/userpolicy/operations"}})
+	if rule, _ := e.Catalog().Lookup("ACME7"); !slices.Equal(rule.Operations, []Operation{Update}) {
+		t.Fatalf("operations not read from METADATA: %+v", rule)
+	}
+	pool := map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "p"},
+		"spec": map[string]any{"weight": int64(10), "template": map[string]any{"spec": map[string]any{"nodeClassRef": map[string]any{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}}}}}
+	old := map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "p"}, "spec": map[string]any{}}
+	tests := []struct {
+		name string
+		req  Request
+		want []string
+	}{
+		{"create", Request{Object: pool, Operation: Create, Point: config.Admission}, []string{"ACME8 warn spec.weight"}},
+		{"update", Request{Object: pool, OldObject: old, Operation: Update, Point: config.Admission}, []string{"ACME7 warn spec.weight"}},
+		{"lint", Request{Object: pool, Point: config.CI}, []string{"ACME8 warn spec.weight"}},
+		{"lint, cross-object rules apart", Request{Object: pool, Point: config.CI, SkipCrossObject: true}, []string{"ACME8 warn spec.weight"}},
+	}
+	for _, tt := range tests {
+		res, err := e.Evaluate(context.Background(), tt.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := slices.DeleteFunc(summary(res.Findings), func(s string) bool { return !strings.HasPrefix(s, "ACME") })
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

@@ -10,12 +10,14 @@ import (
 // A rule's footprint is what it reads of input: field paths with constant
 // keys, and whether it hands input.object to the budget builtins (which
 // read budgetFields, and the clock through karpgate.budgets.analyze). A
-// rule whose footprint is known and leaves out the object's metadata (its
-// name, annotations, labels) finds the same violations in every object
-// that agrees on those paths; such rules are memoized by them (see
-// groups.go). Most of a repository's NodePools share their budgets and
-// most EC2NodeClasses their AMI selection, and an admission webhook sees
-// the same objects again and again.
+// rule whose footprint is known and leaves out what tells objects apart
+// (the name and the rest of the metadata but labels and annotations) finds
+// the same violations in every object that agrees on those paths; such
+// rules are memoized by them (see groups.go). Most of a repository's
+// NodePools share their budgets and most EC2NodeClasses their AMI
+// selection and their annotations (most have none, or only karpgate's
+// waivers), and an admission webhook sees the same objects again and
+// again.
 //
 // Footprints are found by reading the compiled rules, and every rule or
 // function they use: a rule whose reads cannot be pinned down (a dynamic
@@ -47,14 +49,23 @@ func (f footprint) all() [][]string {
 }
 
 // memoizable: nothing an object's identity or the other objects of an
-// input live in. (exists paths only say whether a field is defined.)
+// input live in. Of the metadata, only the labels and annotations count as
+// content: the name, namespace, UID, generation, resourceVersion and
+// managedFields tell one object or one write from another, so a group keyed
+// by them would never be hit. (exists paths only say whether a field is
+// defined.)
 func (f footprint) memoizable() bool {
 	for _, p := range f.all() {
-		if p[0] == "inventory" || (p[0] == "object" || p[0] == "oldObject") && (len(p) == 1 || p[1] == "metadata") {
+		if p[0] == "inventory" || (p[0] == "object" || p[0] == "oldObject") && (len(p) == 1 || p[1] == "metadata" && !metadataContent(p[2:])) {
 			return false
 		}
 	}
 	return true
+}
+
+// metadataContent: a path under metadata that reads labels or annotations.
+func metadataContent(p []string) bool {
+	return len(p) > 0 && (p[0] == "labels" || p[0] == "annotations")
 }
 
 // covers reports whether everything g reads, f keeps (an exists path only

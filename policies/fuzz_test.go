@@ -231,6 +231,11 @@ func FuzzMemoizedRules(f *testing.F) {
 						for _, point := range config.EnforcementPoints {
 							reqs = append(reqs, Request{Object: o.Content, Point: point, Now: now})
 						}
+						// An UPDATE from an object with nothing in it: the
+						// groups are evaluated for every operation.
+						empty := map[string]any{"apiVersion": api, "kind": kind}
+						reqs = append(reqs, Request{Object: o.Content, OldObject: empty, Operation: Update, Point: config.Admission, Now: now},
+							Request{Object: o.Content, OldObject: empty, Operation: Update, Point: config.Admission, MutationsOnly: true, Now: now})
 						for _, req := range reqs {
 							got, err := memoized.Evaluate(context.Background(), req)
 							if err != nil {

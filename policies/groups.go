@@ -35,9 +35,11 @@ type ruleGroup struct {
 // joins the first group whose footprint covers its own and that is, like
 // the rule, a mutation group or not; the widest footprints go first, so
 // that few groups form. Cross-object rules stay out, and so do the schema
-// rules, which have their own query. A mutation rule's patch is part of
-// its violation, so what one object's footprint found, patch and all, is
-// what every object that agrees on the footprint would find.
+// rules, which have their own query, and the rules that judge only some
+// operations: a group is evaluated for every operation. A mutation rule's
+// patch is part of its violation, so what one object's footprint found,
+// patch and all, is what every object that agrees on the footprint would
+// find.
 func groupRules(c *ast.Compiler, catalog Catalog, cfg *config.Config) []*ruleGroup {
 	type candidate struct {
 		rule int
@@ -46,7 +48,7 @@ func groupRules(c *ast.Compiler, catalog Catalog, cfg *config.Config) []*ruleGro
 	var candidates []candidate
 	for i := range catalog {
 		r := &catalog[i]
-		if r.crossObject || r.ReportsSchema() {
+		if r.crossObject || r.ReportsSchema() || len(r.Operations) > 0 {
 			continue
 		}
 		ref := ast.MustParseRef(r.Package).Append(ast.StringTerm("violation"))
@@ -92,6 +94,14 @@ func groupRules(c *ast.Compiler, catalog Catalog, cfg *config.Config) []*ruleGro
 // distinct reduced inputs pass through, the cache starts over.
 const maxViolationCacheEntries = 4096
 
+// maxMemoKeyBytes bounds one remembered key, so that the cache's keys never
+// hold more than 16 MiB: a reduced input that prints longer (annotations
+// may hold up to 256 KiB; kubectl's last-applied-configuration is a copy of
+// the whole object) is evaluated every time instead. Budgets, AMI
+// selections and the annotations of an object applied with kubectl
+// typically print to a few hundred bytes to 2 KiB.
+const maxMemoKeyBytes = 4 << 10
+
 // violationCache remembers groups' violations by group and reduced input.
 // Safe for concurrent use.
 type violationCache struct {
@@ -103,10 +113,10 @@ func newViolationCache() *violationCache {
 	return &violationCache{entries: map[string][]rawViolation{}}
 }
 
-func (c *violationCache) get(key string) ([]rawViolation, bool) {
+func (c *violationCache) get(key []byte) ([]rawViolation, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	vs, ok := c.entries[key]
+	vs, ok := c.entries[string(key)]
 	return vs, ok
 }
 
@@ -122,25 +132,64 @@ func (c *violationCache) put(key string, vs []rawViolation) {
 // groupViolations evaluates a group's rules on an input, or reuses what
 // they found for an input that agrees with it on the group's footprint
 // (and, for budgets, on what karpgate.budgets.analyze makes of the instant).
-func (e *Engine) groupViolations(ctx context.Context, g *ruleGroup, query int, input ast.Object, object ast.Value, now time.Time, ref string) ([]rawViolation, error) {
-	key := g.reduced.appendKey(append(make([]byte, 0, 256), g.id...), input)
+// The key is made from the request's Go values when it can be, so that a
+// remembered group costs no conversion.
+func (e *Engine) groupViolations(ctx context.Context, g *ruleGroup, query int, in *evalInput, now time.Time, ref string) ([]rawViolation, error) {
+	sc := keyScratches.Get().(*keyScratch)
+	defer keyScratches.Put(sc)
+	key, fromGo := g.reduced.appendGoKey(&sc.enc, append(sc.key[:0], g.id...), in.goInput)
+	if !fromGo {
+		input, _, err := in.rego()
+		if err != nil {
+			return nil, err
+		}
+		key = g.reduced.appendKey(&sc.enc, append(sc.key[:0], g.id...), input)
+	}
 	if g.footprint.budgets {
-		entry, err := e.budgets.lookup(object)
+		entry, err := e.budgetEntry(sc, in)
 		if err != nil {
 			return nil, err
 		}
 		instant, _ := entry.instant(now)
 		key = append(append(key, 2), instant.String()...)
 	}
-	if vs, ok := e.groupRuns.get(string(key)); ok {
-		return vs, nil
+	sc.key = key // keep what the key grew to for the next lookup
+	remember := len(key) <= maxMemoKeyBytes
+	if remember {
+		if vs, ok := e.groupRuns.get(key); ok {
+			return vs, nil
+		}
+	}
+	input, _, err := in.rego()
+	if err != nil {
+		return nil, err
 	}
 	vs, err := e.violations(ctx, e.queries.groups[query], g.reduced.reduce(input), now, ref)
 	if err != nil {
 		return nil, err
 	}
-	e.groupRuns.put(string(key), vs)
+	if remember {
+		e.groupRuns.put(string(key), vs)
+	}
 	return vs, nil
+}
+
+// budgetEntry is the budget cache's entry for the request's object, looked
+// up by its Go values when it can be.
+func (e *Engine) budgetEntry(sc *keyScratch, in *evalInput) (*budgetEntry, error) {
+	convert := func() (ast.Value, error) {
+		_, object, err := in.rego()
+		return object, err
+	}
+	entry, fromGo, err := e.budgets.lookupGo(sc, in.req.Object, convert)
+	if fromGo || err != nil {
+		return entry, err
+	}
+	object, err := convert()
+	if err != nil {
+		return nil, err
+	}
+	return e.budgets.lookup(object)
 }
 
 func (g *ruleGroup) String() string {

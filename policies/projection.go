@@ -1,18 +1,26 @@
 package policies
 
 import (
+	"sync"
+
 	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/karpgate/karpgate/internal/valuekey"
 )
 
 // projection reduces a Rego object to some of its fields, and names the
 // reduced object by a key without building it: memo lookups, which mostly
-// hit, then cost a walk and no allocation but the key.
+// hit, then cost a walk and no allocation but the key. The key can be made
+// from the Go values a request decodes to as well (appendGoKey), the same
+// key as from their Rego conversion (see valuekey), so that a request
+// whose every rule is memoized is never converted at all.
 //
 // A value on a path that is not an object is kept whole, so rules see the
 // same type errors; exists paths only say whether a field is defined (an
 // object there becomes {}).
 type projection struct {
-	keep, exists [][]*ast.Term
+	keep, exists           [][]*ast.Term
+	keepNames, existsNames [][]string
 }
 
 func newProjection(keep, exists [][]string) projection {
@@ -26,27 +34,27 @@ func newProjection(keep, exists [][]string) projection {
 		}
 		return out
 	}
-	return projection{keep: terms(keep), exists: terms(exists)}
+	return projection{keep: terms(keep), exists: terms(exists), keepNames: keep, existsNames: exists}
 }
 
 // appendKey appends to buf a text that two values share exactly when
 // reduce gives them equal results.
-func (p projection) appendKey(buf []byte, v ast.Value) []byte {
+func (p projection) appendKey(enc *valuekey.Encoder, buf []byte, v ast.Value) []byte {
 	for _, path := range p.keep {
-		buf = appendPathKey(append(buf, 0), v, path, true)
+		buf = appendPathKey(enc, append(buf, 0), v, path, true)
 	}
 	buf = append(buf, 1)
 	for _, path := range p.exists {
-		buf = appendPathKey(append(buf, 0), v, path, false)
+		buf = appendPathKey(enc, append(buf, 0), v, path, false)
 	}
 	return buf
 }
 
-func appendPathKey(buf []byte, v ast.Value, path []*ast.Term, whole bool) []byte {
+func appendPathKey(enc *valuekey.Encoder, buf []byte, v ast.Value, path []*ast.Term, whole bool) []byte {
 	for _, key := range path {
 		obj, isObject := v.(ast.Object)
 		if !isObject {
-			return appendText(append(buf, '!'), v)
+			return enc.AppendAST(append(buf, '!'), v)
 		}
 		t := obj.Get(key)
 		if t == nil {
@@ -57,19 +65,59 @@ func appendPathKey(buf []byte, v ast.Value, path []*ast.Term, whole bool) []byte
 	if _, isObject := v.(ast.Object); !whole && isObject {
 		return append(buf, '{', '}')
 	}
-	return appendText(append(buf, '='), v)
+	return enc.AppendAST(append(buf, '='), v)
 }
 
-// appendText appends Rego's text of v, which is canonical (object keys
-// sorted) and unambiguous.
-func appendText(buf []byte, v ast.Value) []byte {
-	if a, ok := v.(interface{ AppendText([]byte) ([]byte, error) }); ok {
-		if out, err := a.AppendText(buf); err == nil {
-			return out
+// appendGoKey is appendKey of the Rego conversion of v, made from v. ok is
+// false when v holds values whose conversion the key cannot mirror (see
+// valuekey); the caller then converts v and uses appendKey.
+func (p projection) appendGoKey(enc *valuekey.Encoder, buf []byte, v map[string]any) (out []byte, ok bool) {
+	for _, path := range p.keepNames {
+		if buf, ok = appendGoPathKey(enc, append(buf, 0), v, path, true); !ok {
+			return buf, false
 		}
 	}
-	return append(buf, v.String()...)
+	buf = append(buf, 1)
+	for _, path := range p.existsNames {
+		if buf, ok = appendGoPathKey(enc, append(buf, 0), v, path, false); !ok {
+			return buf, false
+		}
+	}
+	return buf, true
 }
+
+func appendGoPathKey(enc *valuekey.Encoder, buf []byte, v any, path []string, whole bool) ([]byte, bool) {
+	for _, key := range path {
+		obj, isObject := v.(map[string]any)
+		if !isObject {
+			if _, otherMap := v.(map[string]string); otherMap {
+				return buf, false // an object in Rego, but not walked here
+			}
+			return enc.AppendGo(append(buf, '!'), v)
+		}
+		child, present := obj[key]
+		if !present {
+			return append(buf, '-'), true
+		}
+		v = child
+	}
+	switch v.(type) {
+	case map[string]any, map[string]string:
+		if !whole {
+			return append(buf, '{', '}'), true
+		}
+	}
+	return enc.AppendGo(append(buf, '='), v)
+}
+
+// keyScratch is the space one memo lookup writes its keys in, reused
+// through keyScratches so that a lookup allocates nothing.
+type keyScratch struct {
+	enc         valuekey.Encoder
+	key, budget []byte
+}
+
+var keyScratches = sync.Pool{New: func() any { return &keyScratch{key: make([]byte, 0, 512), budget: make([]byte, 0, 256)} }}
 
 // reduce builds the reduced object.
 func (p projection) reduce(v ast.Value) ast.Object {

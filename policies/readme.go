@@ -57,6 +57,13 @@ func pointsNote(r Rule) string {
 		}
 		note = "; " + strings.Join(names, ", ") + " only"
 	}
+	if len(r.Operations) > 0 {
+		names := make([]string, len(r.Operations))
+		for i, o := range r.Operations {
+			names[i] = string(o)
+		}
+		note += "; " + strings.Join(names, ", ") + " requests only"
+	}
 	for _, p := range config.EnforcementPoints {
 		if a, ok := r.Actions[p]; ok && a != r.Severity {
 			note += fmt.Sprintf("; %s at %s", a, p)
@@ -85,7 +92,19 @@ it and reports it as a warning. A rule that returns patches declares
 ` + "`custom.mutates: true`" + `; the mutating endpoint evaluates only those rules, and lint
 and the validating endpoint never do. A rule that writes a ` + "`patch`" + ` key without the
 declaration is refused when it loads, or fails its evaluation. ` + "`custom.points: [admission]`" + ` runs a rule at one enforcement point only, for
-rules that compare an UPDATE with ` + "`input.oldObject`" + ` or that mutate.
+rules that compare an UPDATE with ` + "`input.oldObject`" + ` or that mutate, and
+` + "`custom.points: [ci]`" + ` for rules that need ` + "`input.inventory`" + `.
+` + "`custom.operations: [UPDATE]`" + ` evaluates a rule only for UPDATE requests (and
+` + "`[CREATE]`" + ` only for creations and lint, which judges an object as created), so a rule
+about what an update changes costs a creation nothing.
+
+A rule is memoized when the engine can tell from its Rego which fields of the input it
+reads (constant paths, ` + "`object.get`" + ` with a constant path, the budget builtins) and
+none of them tells objects apart (the name, UID and the rest of the metadata but labels and
+annotations, or ` + "`input.inventory`" + `): it is evaluated once per distinct value of
+those fields and its findings reused for every object that agrees on them. A rule that
+reads ` + "`input`" + ` whole, uses a computed key or path into it, ` + "`with`" + `, or a
+non-deterministic builtin is evaluated with every object.
 
 Rules see ` + "`input.object`" + `, ` + "`input.oldObject`" + ` (UPDATE), ` + "`input.operation`" + `,
 ` + "`input.enforcementPoint`" + ` (` + "`ci`" + ` or ` + "`admission`" + `), ` + "`input.production`" + ` (from

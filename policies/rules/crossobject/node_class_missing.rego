@@ -10,6 +10,7 @@
 #   id: KG501
 #   severity: warn
 #   kinds: [NodePool]
+#   points: [ci]
 #   fix: Add the EC2NodeClass to the input, or fix the name in nodeClassRef.
 package karpgate.rules.crossobject_node_class_missing
 

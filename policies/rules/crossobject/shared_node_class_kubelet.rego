@@ -9,6 +9,7 @@
 #   id: KG502
 #   severity: warn
 #   kinds: [NodePool]
+#   points: [ci]
 #   fix: Give each kubelet configuration its own EC2NodeClass, or agree on one and set it in the EC2NodeClass's spec.kubelet.
 package karpgate.rules.crossobject_shared_node_class_kubelet
 

@@ -12,6 +12,7 @@
 #   severity: warn
 #   kinds: [NodePool, EC2NodeClass]
 #   points: [admission]
+#   operations: [UPDATE]
 #   fix: If replacing every node is not what you want, revert these fields; otherwise check when the Drifted budgets allow it (karpgate budgets).
 package karpgate.rules.update_drifts_every_node
 
@@ -22,6 +23,7 @@ violation contains {
 	"path": changed[0],
 } if {
 	input.operation == "UPDATE"
+	hashed_part(input.object) != hashed_part(input.oldObject)
 	changed := sort([path | some path in hashed_paths; changed_at(path)])
 	count(changed) > 0
 }
@@ -46,6 +48,13 @@ latest_introduced(old_alias, new_alias) if {
 }
 
 # --- What Karpenter hashes --------------------------------------------------
+
+# Most updates leave the hashed part alone (they change budgets, limits or
+# the weight): when it is the same value in both objects, no field in it
+# changed, and the field-by-field comparison is skipped.
+hashed_part(obj) := object.get(obj, ["spec", "template"], null) if input.object.kind == "NodePool"
+
+hashed_part(obj) := object.get(obj, "spec", null) if input.object.kind == "EC2NodeClass"
 
 # NodePool: spec.template, except the requirements (which drift only the
 # NodeClaims that no longer match) and v1beta1's always-empty resources.

@@ -9,6 +9,7 @@
 #   severity: warn
 #   kinds: [EC2NodeClass]
 #   points: [admission]
+#   operations: [UPDATE]
 #   fix: Keep the alias pinned and move it to a newer tested version when you choose to.
 package karpgate.rules.update_latest_introduced
 

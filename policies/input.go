@@ -1,0 +1,79 @@
+package policies
+
+import (
+	"fmt"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/karpgate/karpgate/config"
+)
+
+// evalInput is a request's input document two ways: as the Go values the
+// request holds, which memo keys are made from, and as Rego's input,
+// converted only when a rule is evaluated. An evaluation whose every rule
+// is memoized and remembered never converts the object.
+type evalInput struct {
+	e     *Engine
+	req   Request
+	point config.EnforcementPoint
+	// goInput has the fields of the Rego input the memoized rules may read
+	// (see footprint.memoizable), under the same names.
+	goInput map[string]any
+
+	converted bool
+	input     ast.Object
+	object    ast.Value
+	err       error
+}
+
+func (e *Engine) newEvalInput(req Request, point config.EnforcementPoint) *evalInput {
+	in := &evalInput{e: e, req: req, point: point, goInput: map[string]any{
+		"object":           req.Object,
+		"operation":        string(req.Operation),
+		"enforcementPoint": string(point),
+		"production":       e.cfg.IsProduction(req.Object),
+	}}
+	if req.OldObject != nil {
+		in.goInput["oldObject"] = req.OldObject
+	}
+	return in
+}
+
+// rego is the input converted to Rego's representation, and the object in
+// it, converted on the first call.
+func (in *evalInput) rego() (ast.Object, ast.Value, error) {
+	if !in.converted {
+		in.converted = true
+		in.input, in.object, in.err = in.e.inputOf(in.req, in.point, in.goInput["production"].(bool))
+	}
+	return in.input, in.object, in.err
+}
+
+// input is the input document of a request, and the object in it.
+func (e *Engine) input(req Request, point config.EnforcementPoint) (in ast.Object, object ast.Value, err error) {
+	return e.inputOf(req, point, e.cfg.IsProduction(req.Object))
+}
+
+func (e *Engine) inputOf(req Request, point config.EnforcementPoint, production bool) (in ast.Object, object ast.Value, err error) {
+	object, err = ast.InterfaceToValue(req.Object)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", objectRef(req.Object), err)
+	}
+	in = ast.NewObject(
+		ast.Item(ast.StringTerm("object"), ast.NewTerm(object)),
+		ast.Item(ast.StringTerm("operation"), ast.StringTerm(string(req.Operation))),
+		ast.Item(ast.StringTerm("enforcementPoint"), ast.StringTerm(string(point))),
+		ast.Item(ast.StringTerm("production"), ast.BooleanTerm(production)),
+	)
+	if req.OldObject != nil {
+		old, err := ast.InterfaceToValue(req.OldObject)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: old object: %w", objectRef(req.Object), err)
+		}
+		in.Insert(ast.StringTerm("oldObject"), ast.NewTerm(old))
+	}
+	if req.Inventory != nil {
+		in.Insert(ast.StringTerm("inventory"), ast.NewTerm(req.Inventory.value))
+	}
+	return in, object, nil
+}
