@@ -153,11 +153,7 @@ func TestAdmissionWebhooks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		write := func(content string) {
-			if err := os.WriteFile(cluster.ConfigPath, []byte(content), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		write := func(content string) { replaceFile(t, cluster.ConfigPath, []byte(content)) }
 		// A new object: an update of the existing one would only warn,
 		// because a denial the object already had does not block updates.
 		staging := bytes.ReplaceAll(readTestdata(t, "admission", "ec2nodeclass-latest-staging.yaml"), []byte("name: staging-latest"), []byte("name: staging-latest-2"))

@@ -319,17 +319,28 @@ func refuseOneReload(t *testing.T, cluster *localcluster.Cluster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(cluster.ConfigPath, append(bytes.Clone(good), "rules: {KG101: {action: warn}}\n"...), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	replaceFile(t, cluster.ConfigPath, append(bytes.Clone(good), "rules: {KG101: {action: warn}}\n"...))
 	wait.For(t, "the broken karpgate.yaml to be refused", func() bool {
 		return metricValue(t, cluster.MetricsURL, `karpgate_config_reload_total{result="failure"}`) > 0
 	})
-	if err := os.WriteFile(cluster.ConfigPath, good, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	replaceFile(t, cluster.ConfigPath, good)
 	wait.For(t, "the good karpgate.yaml to be back", func() bool {
 		return metricValue(t, cluster.MetricsURL, `karpgate_config_last_reload_failed`) == 0 &&
 			metricValue(t, cluster.MetricsURL, `karpgate_config_reload_total{result="success"}`) > 0
 	})
+}
+
+// replaceFile puts content at path in one step, as a ConfigMap update does
+// (a new file renamed over the old one). Writing in place truncates the
+// file first, and a reload that polls in between reads an empty
+// karpgate.yaml, which is a valid one: the built-in defaults.
+func replaceFile(t *testing.T, path string, content []byte) {
+	t.Helper()
+	next := path + ".next"
+	if err := os.WriteFile(next, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(next, path); err != nil {
+		t.Fatal(err)
+	}
 }
