@@ -48,6 +48,9 @@ type Watcher struct {
 
 	mu   sync.Mutex // serialises reloads
 	seen [sha256.Size]byte
+	// pending is content that differs from seen, found by the last check:
+	// it is compiled once a check finds it again (see Reload).
+	pending [sha256.Size]byte
 }
 
 // New compiles the first engine. A broken file stops the server here, with
@@ -101,8 +104,14 @@ func (w *Watcher) Loaded(_ *http.Request) error {
 }
 
 // Reload compiles and swaps in a new engine if the files changed since the
-// last attempt. It reports whether a new engine is in use; an error means
-// the files changed and the new content was rejected.
+// last attempt and have stayed the same since the check before: new
+// content is compiled on the second check that finds it. A file written in
+// place is truncated first, and a check in between would otherwise compile
+// the empty karpgate.yaml, which is valid (the built-in defaults: no
+// production environment) until the next check. A ConfigMap update is one
+// rename, so in a cluster this costs one interval of delay and nothing
+// else. It reports whether a new engine is in use; an error means the files
+// changed and the new content was rejected.
 func (w *Watcher) Reload(ctx context.Context) (bool, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -111,6 +120,11 @@ func (w *Watcher) Reload(ctx context.Context) (bool, error) {
 		return false, w.reject(err)
 	}
 	if sum == w.seen {
+		w.pending = sum
+		return false, nil
+	}
+	if sum != w.pending {
+		w.pending = sum
 		return false, nil
 	}
 	// Remembered before compiling: a broken version is reported once, and

@@ -118,6 +118,10 @@ func TestReloadFollowsTheConfigMapAndKeepsTheLastGoodEngine(t *testing.T) {
 			successes, failures := count("success"), count("failure")
 			s.change()
 			before := w.Engine()
+			// The first check after a change only notes it (see Reload).
+			if changed, err := w.Reload(context.Background()); changed || err != nil || w.Engine() != before || count("success") != successes || count("failure") != failures {
+				t.Fatalf("first check after the change: Reload = %v, %v; it must wait for a second check", changed, err)
+			}
 			changed, err := w.Reload(context.Background())
 			if changed != s.wantChanged || (err == nil) != (s.wantErr == "") || err != nil && !strings.Contains(err.Error(), s.wantErr) {
 				t.Fatalf("Reload = %v, %v; want %v and an error containing %q", changed, err, s.wantChanged, s.wantErr)
@@ -225,6 +229,7 @@ func TestRequestsDuringReloadsAlwaysGetAnEngine(t *testing.T) {
 	for i := range 3 {
 		env := []string{"staging", "production"}[i%2]
 		cfg.update(map[string]string{"karpgate.yaml": "environment: " + env + "\n"})
+		_, _ = w.Reload(context.Background()) // notes the change
 		if changed, err := w.Reload(context.Background()); !changed || err != nil {
 			t.Fatalf("reload %d: %v %v", i, changed, err)
 		}
@@ -232,5 +237,44 @@ func TestRequestsDuringReloadsAlwaysGetAnEngine(t *testing.T) {
 	close(stop)
 	if err := <-errs; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A karpgate.yaml written in place is empty for a moment, and an empty
+// karpgate.yaml is a valid one (the built-in defaults): a check that finds
+// it must not compile it, so production stays production while the file
+// is rewritten.
+func TestHalfWrittenFilesAreNeverCompiled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "karpgate.yaml")
+	write := func(content string) {
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("environment: production\n")
+	w, err := New(context.Background(), Options{ConfigPath: path, Log: logr.Discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	environment := func() string { return w.Engine().Config().Environment }
+	steps := []struct {
+		name        string
+		content     string
+		wantChanged bool
+		want        string
+	}{
+		{"truncated", "", false, "production"},
+		{"written", "environment: production\nrules: {KG102: {enabled: false}}\n", false, "production"},
+		{"unchanged since", "environment: production\nrules: {KG102: {enabled: false}}\n", true, "production"},
+	}
+	for _, s := range steps {
+		write(s.content)
+		changed, err := w.Reload(context.Background())
+		if changed != s.wantChanged || err != nil || environment() != s.want {
+			t.Fatalf("%s: Reload = %v, %v, environment %q; want %v, no error, %q", s.name, changed, err, environment(), s.wantChanged, s.want)
+		}
+	}
+	if w.Engine().Config().Enabled("KG102") {
+		t.Fatal("the file as written was not compiled")
 	}
 }
