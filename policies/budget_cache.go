@@ -2,6 +2,7 @@ package policies
 
 import (
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -52,7 +53,11 @@ type instantKey struct {
 	flags string
 }
 
-func (k instantKey) String() string { return fmt.Sprintf("%d/%s", k.start, k.flags) }
+// appendTo appends the key's text to buf: a memo key is made for every
+// evaluation of a NodePool, and fmt would allocate twice for it.
+func (k instantKey) appendTo(buf []byte) []byte {
+	return append(append(strconv.AppendInt(buf, k.start, 10), '/'), k.flags...)
+}
 
 // maxSpansPerEntry bounds the weeks one entry remembers, and
 // maxAnalysesPerEntry the analyses: a long-running webhook moves into a

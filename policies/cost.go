@@ -120,14 +120,7 @@ func (e *Engine) costliestRule(ctx context.Context, req Request) string {
 	}
 	// The rule groups are queries of their own (see groups.go): trace each
 	// until one runs out, and name where that one was.
-	selection := selectAll
-	if req.MutationsOnly {
-		selection = selectMutations
-	}
-	if req.Operation == Update {
-		selection = onUpdate(selection)
-	}
-	queries := []rego.PreparedEvalQuery{e.queries.selections[selection]}
+	queries := []rego.PreparedEvalQuery{e.queries.selections[selectionFor(req)]}
 	for i, g := range e.groups {
 		if g.mutates == req.MutationsOnly {
 			queries = append(queries, e.queries.groups[i])

@@ -56,15 +56,22 @@ const (
 	selectMutationsOnUpdate = "mutationsOnUpdate"
 )
 
-// onUpdate is the selection that stands for selection in an UPDATE.
-func onUpdate(selection string) string {
-	switch selection {
-	case selectAll:
-		return selectAllOnUpdate
-	case selectMutations:
+// selectionFor is the selection Evaluate runs for req (besides the
+// groups): the mutating webhook's, lint's single-object pass, or the
+// validating webhook's, each for the request's operation.
+func selectionFor(req Request) string {
+	update := req.Operation == Update
+	switch {
+	case req.MutationsOnly && update:
 		return selectMutationsOnUpdate
+	case req.MutationsOnly:
+		return selectMutations
+	case req.SkipCrossObject:
+		return selectSingleObject // lint: there is no UPDATE offline
+	case update:
+		return selectAllOnUpdate
 	}
-	return selection
+	return selectAll
 }
 
 func findingsQuery(selection string) string {

@@ -199,16 +199,7 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	}
 	ref := objectRef(req.Object)
 	kind, _ := req.Object["kind"].(string)
-	selection := selectAll
-	switch {
-	case req.MutationsOnly:
-		selection = selectMutations
-	case req.SkipCrossObject:
-		selection = selectSingleObject
-	}
-	if req.Operation == Update {
-		selection = onUpdate(selection)
-	}
+	selection := selectionFor(req)
 	var vs []rawViolation
 	if e.selected.has(selection, point, kind) {
 		input, _, err := in.rego()

@@ -113,6 +113,7 @@ func newViolationCache() *violationCache {
 	return &violationCache{entries: map[string][]rawViolation{}}
 }
 
+// get looks key up; a key over maxMemoKeyBytes is never there.
 func (c *violationCache) get(key []byte) ([]rawViolation, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -120,13 +121,17 @@ func (c *violationCache) get(key []byte) ([]rawViolation, bool) {
 	return vs, ok
 }
 
-func (c *violationCache) put(key string, vs []rawViolation) {
+// put remembers vs under key, unless the key is over maxMemoKeyBytes.
+func (c *violationCache) put(key []byte, vs []rawViolation) {
+	if len(key) > maxMemoKeyBytes {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.entries) >= maxViolationCacheEntries {
 		clear(c.entries)
 	}
-	c.entries[key] = vs
+	c.entries[string(key)] = vs
 }
 
 // groupViolations evaluates a group's rules on an input, or reuses what
@@ -151,14 +156,11 @@ func (e *Engine) groupViolations(ctx context.Context, g *ruleGroup, query int, i
 			return nil, err
 		}
 		instant, _ := entry.instant(now)
-		key = append(append(key, 2), instant.String()...)
+		key = instant.appendTo(append(key, 2))
 	}
 	sc.key = key // keep what the key grew to for the next lookup
-	remember := len(key) <= maxMemoKeyBytes
-	if remember {
-		if vs, ok := e.groupRuns.get(key); ok {
-			return vs, nil
-		}
+	if vs, ok := e.groupRuns.get(key); ok {
+		return vs, nil
 	}
 	input, _, err := in.rego()
 	if err != nil {
@@ -168,9 +170,7 @@ func (e *Engine) groupViolations(ctx context.Context, g *ruleGroup, query int, i
 	if err != nil {
 		return nil, err
 	}
-	if remember {
-		e.groupRuns.put(string(key), vs)
-	}
+	e.groupRuns.put(key, vs)
 	return vs, nil
 }
 

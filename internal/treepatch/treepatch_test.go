@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+
+	"github.com/karpgate/karpgate/conversion"
 )
 
 const nodePool = `{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"default","labels":{"team":"a"}},
@@ -381,38 +383,16 @@ func opsJSON(ops []Operation) []map[string]any {
 	return out
 }
 
-// decode reads doc as the webhook does (conversion.DecodeObject): integers
-// are int64, other numbers float64, while a rule's patch values are all
-// float64, so comparisons between the two are exercised.
+// decode reads doc with the webhook's own decoder: integers are int64,
+// other numbers float64, while a rule's patch values are all float64, so
+// comparisons between the two are exercised.
 func decode(t testing.TB, doc string) map[string]any {
 	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(doc))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
+	m, err := conversion.DecodeObject([]byte(doc))
+	if err != nil {
 		t.Fatalf("decoding %s: %v", doc, err)
 	}
-	return withIntegers(m).(map[string]any)
-}
-
-func withIntegers(v any) any {
-	switch n := v.(type) {
-	case map[string]any:
-		for k, c := range n {
-			n[k] = withIntegers(c)
-		}
-	case []any:
-		for i, c := range n {
-			n[i] = withIntegers(c)
-		}
-	case json.Number:
-		if i, err := n.Int64(); err == nil {
-			return i
-		}
-		f, _ := n.Float64()
-		return f
-	}
-	return v
+	return m
 }
 
 func encode(t testing.TB, v any) []byte {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/karpgate/karpgate/conversion"
 )
 
 func astOf(t testing.TB, v any) ast.Value {
@@ -121,42 +123,23 @@ func FuzzKeys(f *testing.F) {
 	})
 }
 
-// decodings reads doc as float64 numbers, as json.Number, and with whole
-// numbers as int64 (as karpgate's object decoder does).
+// decodings reads doc as float64 numbers, as json.Number, and, when it is
+// an object, with karpgate's own decoder (integers int64).
 func decodings(doc []byte) []any {
 	var out []any
 	var plain any
 	if json.Unmarshal(doc, &plain) != nil {
 		return nil
 	}
-	out = append(out, plain, wholeToInt64(plain))
+	out = append(out, plain)
 	d := json.NewDecoder(bytes.NewReader(doc))
 	d.UseNumber()
 	var numbers any
 	if d.Decode(&numbers) == nil {
 		out = append(out, numbers)
 	}
-	return out
-}
-
-func wholeToInt64(v any) any {
-	switch v := v.(type) {
-	case float64:
-		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
-			return int64(v)
-		}
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = wholeToInt64(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = wholeToInt64(e)
-		}
-		return out
+	if object, err := conversion.DecodeObject(doc); err == nil {
+		out = append(out, object)
 	}
-	return v
+	return out
 }
