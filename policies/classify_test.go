@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,7 +70,14 @@ func TestRuleClassification(t *testing.T) {
 		{"the whole metadata", `count(input.object.metadata) > 9`, false, false},
 		{"the uid", `input.object.metadata.uid == "x"`, false, false},
 		{"the old object's name", `input.oldObject.metadata.name == "x"`, false, false},
-		{"the whole object to a builtin", `is_object(input.object)`, false, false},
+		{"the whole object to a builtin", `count(input.object) > 3`, false, false},
+		{"a type test", `is_object(input.object.spec.template.spec.nodeClassRef)`, false, true},
+		{"a type test of the whole object", `type_name(input.object) == "object"`, false, true},
+		{"a type test of a local", `r := input.object.spec.template.spec.nodeClassRef; is_object(r)`, false, true},
+		{"a type test of the name", `is_string(input.object.metadata.name)`, false, false},
+		{"whether the name is defined", `_ = input.object.metadata.name`, false, false},
+		// Joins no group that keeps the object only as {}.
+		{"budgets and the type of a field beside them", `count(input.object.spec.disruption.budgets) > 0; is_number(input.object.spec.weight)`, false, true},
 		{"object.get with a computed path", `p := split("spec.disruption", "."); object.get(input.object, p, null)`, false, false},
 		{"the clock elsewhere", `time.now_ns() > 0; input.object.kind == "NodePool"`, false, false},
 		{"analyze of another object", `karpgate.budgets.analyze({"spec": input.object.spec}, time.now_ns()).blocked`, false, false},
@@ -82,8 +90,8 @@ func TestRuleClassification(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for i, r := range rules {
-		src := "# METADATA\n# title: " + r.name + "\n# custom:\n#   id: " + testRuleID(i) + "\n#   severity: warn\n#   kinds: [NodePool]\npackage karpgate.rules.test_" + string(rune('a'+i)) + "\n\nviolation contains {\"msg\": \"x\"} if {\n\t" + r.body + "\n}\n"
-		if err := os.WriteFile(filepath.Join(dir, string(rune('a'+i))+".rego"), []byte(src), 0o644); err != nil {
+		src := "# METADATA\n# title: " + r.name + "\n# custom:\n#   id: " + testRuleID(i) + "\n#   severity: warn\n#   kinds: [NodePool]\npackage karpgate.rules.test_" + strconv.Itoa(i) + "\n\nviolation contains {\"msg\": \"x\"} if {\n\t" + r.body + "\n}\n"
+		if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i)+".rego"), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -105,7 +113,7 @@ func TestRuleClassification(t *testing.T) {
 	// every rule together each time (but for the random one).
 	uncached := newTestEngine(t, Options{PolicyDirs: []string{dir}, evaluateEveryRuleEveryTime: true})
 	obj := map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "p"},
-		"spec": map[string]any{"disruption": map[string]any{"budgets": []any{map[string]any{"nodes": "0"}, "x", 3, map[string]any{}}}}}
+		"spec": map[string]any{"weight": int64(10), "disruption": map[string]any{"budgets": []any{map[string]any{"nodes": "0"}, "x", 3, map[string]any{}}}}}
 	deterministic := func(e *Engine) []string {
 		res, err := e.Evaluate(context.Background(), Request{Object: obj, Point: config.Admission})
 		if err != nil {
@@ -125,6 +133,50 @@ func TestRuleClassification(t *testing.T) {
 }
 
 func testRuleID(i int) string { return fmt.Sprintf("TEST%d", 100+i) }
+
+// A repository's NodePools mostly differ in their names and in the
+// EC2NodeClass they name; the rules that judge nodeClassRef read its type,
+// group and kind only, so such NodePools share every remembered group, at
+// both enforcement points and in the mutating webhook.
+func TestNodePoolsNamingOtherClassesShareTheirGroups(t *testing.T) {
+	e := newTestEngine(t, Options{})
+	pool := func(name, class string) map[string]any {
+		return map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": name},
+			"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+				"nodeClassRef": map[string]any{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": class},
+				"requirements": []any{map[string]any{"key": "karpenter.sh/capacity-type", "operator": "In", "values": []any{"spot"}}},
+			}}}}
+	}
+	requests := func(object map[string]any) []Request {
+		return []Request{
+			{Object: object, Operation: Create, Point: config.CI},
+			{Object: object, Operation: Create, Point: config.Admission},
+			{Object: object, Operation: Create, Point: config.Admission, MutationsOnly: true},
+		}
+	}
+	for _, req := range requests(pool("a", "class-a")) {
+		if _, err := e.Evaluate(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	remembered := len(e.groupRuns.entries)
+	if remembered == 0 {
+		t.Fatal("no group remembered: the test no longer sees the memo at work")
+	}
+	for _, req := range requests(pool("b", "class-b")) {
+		if _, err := e.Evaluate(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := len(e.groupRuns.entries); got != remembered {
+		var keys []string
+		for k := range e.groupRuns.entries {
+			keys = append(keys, strconv.Quote(k))
+		}
+		slices.Sort(keys)
+		t.Errorf("a NodePool naming another EC2NodeClass added %d remembered groups:\n%s", got-remembered, strings.Join(keys, "\n"))
+	}
+}
 
 // A group whose reduced input prints longer than maxMemoKeyBytes (a large
 // annotation, such as kubectl's copy of the whole object) is evaluated
@@ -183,12 +235,12 @@ func TestLongMemoKeysAreNotRemembered(t *testing.T) {
 // is converted, and finds the same.
 func TestRememberedGroupsNeedNoConversion(t *testing.T) {
 	e := newTestEngine(t, Options{Now: func() time.Time { return fixedNow }})
-	// extra sits in nodeClassRef, which the mutation group and several
-	// validating groups read.
+	// extra is nodeClassRef's kind, which the mutation group (KG701) and
+	// a validating group (KG404's) read.
 	pool := func(extra any) map[string]any {
 		return map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "p", "annotations": map[string]any{"karpenter.sh/do-not-evict": "true"}},
 			"spec": map[string]any{"disruption": map[string]any{"budgets": []any{map[string]any{"nodes": "0", "schedule": "0 9 * * mon-fri", "duration": "8h"}}},
-				"template": map[string]any{"spec": map[string]any{"nodeClassRef": map[string]any{"name": "default", "extra": extra}}}}}
+				"template": map[string]any{"spec": map[string]any{"nodeClassRef": map[string]any{"name": "default", "kind": extra}}}}}
 	}
 	for _, tt := range []struct {
 		name      string

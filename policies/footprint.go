@@ -26,7 +26,8 @@ import (
 // `with`) has none and is evaluated with each object.
 type footprint struct {
 	// paths are read whole; exists are only tested for being defined
-	// (bound to a local whose uses are counted in paths).
+	// (bound to a local whose uses are counted in paths) or for their
+	// type (is_object and the other type tests).
 	paths, exists [][]string
 	budgets       bool
 }
@@ -52,11 +53,29 @@ func (f footprint) all() [][]string {
 // input live in. Of the metadata, only the labels and annotations count as
 // content: the name, namespace, UID, generation, resourceVersion and
 // managedFields tell one object or one write from another, so a group keyed
-// by them would never be hit. (exists paths only say whether a field is
-// defined.)
+// by them would never be hit. An exists path keys by whether a field is
+// defined and, when it is not an object, by its value (see projection), so
+// one into the metadata counts too.
 func (f footprint) memoizable() bool {
+	identity := func(p []string, whole bool) bool {
+		if p[0] == "inventory" {
+			return true
+		}
+		if p[0] != "object" && p[0] != "oldObject" {
+			return false
+		}
+		if len(p) == 1 {
+			return whole
+		}
+		return p[1] == "metadata" && (whole || len(p) > 2) && !metadataContent(p[2:])
+	}
 	for _, p := range f.all() {
-		if p[0] == "inventory" || (p[0] == "object" || p[0] == "oldObject") && (len(p) == 1 || p[1] == "metadata" && !metadataContent(p[2:])) {
+		if identity(p, true) {
+			return false
+		}
+	}
+	for _, p := range f.exists {
+		if identity(p, false) {
 			return false
 		}
 	}
@@ -68,8 +87,7 @@ func metadataContent(p []string) bool {
 	return len(p) > 0 && (p[0] == "labels" || p[0] == "annotations")
 }
 
-// covers reports whether everything g reads, f keeps (an exists path only
-// says a field is defined, so it covers only exists paths).
+// covers reports whether everything g reads, f keeps.
 func (f footprint) covers(g footprint) bool {
 	if g.budgets && !f.budgets {
 		return false
@@ -82,8 +100,10 @@ func (f footprint) covers(g footprint) bool {
 			return false
 		}
 	}
+	// An exists path keeps an object as {}, so it covers only itself, not
+	// the fields under it.
 	for _, p := range g.exists {
-		if !within(p, f.all()) && !within(p, f.exists) {
+		if !within(p, f.all()) && !slices.ContainsFunc(f.exists, func(q []string) bool { return slices.Equal(p, q) }) {
 			return false
 		}
 	}
@@ -248,6 +268,17 @@ func (rr *ruleReader) expr(e *ast.Expr) {
 			rr.f.budgets = true
 			operands = operands[1:]
 			if name == builtinAnalyze && len(operands) > 0 && isVarIn(operands[0], rr.clocks) {
+				operands = operands[1:]
+			}
+		}
+	case "is_object", "is_string", "is_number", "is_boolean", "is_array", "is_set", "is_null", "type_name":
+		// A type test reads what kind of value a field holds, which an
+		// exists path keeps (an object there becomes {}, anything else
+		// stays whole; see projection): rules that judge only the type of
+		// a field and some of its children are not keyed by the rest of it.
+		if len(operands) > 0 {
+			if path, full, isInput := rr.path(operands[0]); isInput && full && len(path) > 0 {
+				rr.f.exists = append(rr.f.exists, path)
 				operands = operands[1:]
 			}
 		}

@@ -16,8 +16,8 @@ import (
 // whose every rule is memoized is never converted at all.
 //
 // A value on a path that is not an object is kept whole, so rules see the
-// same type errors; exists paths only say whether a field is defined (an
-// object there becomes {}).
+// same type errors; exists paths only say whether a field is defined and
+// of what type (an object there becomes {}).
 type projection struct {
 	keep, exists           [][]*ast.Term
 	keepNames, existsNames [][]string

@@ -65,6 +65,28 @@ node_class_ref := object.get(input.object, ["spec", "template", "spec", "nodeCla
 
 node_class_ref := object.get(input.object, ["spec", "nodeClassRef"], null) if input.object.kind == "NodeClaim"
 
+# nodeClassRef's type, group and kind, for rules that judge only those: a
+# memoized rule is keyed by all it reads, and every NodePool names its own
+# EC2NodeClass, so rules that read node_class_ref whole find anew for each.
+# The type test reads only whether the field is an object.
+node_class_ref_is_object if {
+	input.object.kind == "NodePool"
+	is_object(input.object.spec.template.spec.nodeClassRef)
+}
+
+node_class_ref_is_object if {
+	input.object.kind == "NodeClaim"
+	is_object(input.object.spec.nodeClassRef)
+}
+
+node_class_ref_group := object.get(input.object, ["spec", "template", "spec", "nodeClassRef", "group"], null) if input.object.kind == "NodePool"
+
+node_class_ref_group := object.get(input.object, ["spec", "nodeClassRef", "group"], null) if input.object.kind == "NodeClaim"
+
+node_class_ref_kind := object.get(input.object, ["spec", "template", "spec", "nodeClassRef", "kind"], null) if input.object.kind == "NodePool"
+
+node_class_ref_kind := object.get(input.object, ["spec", "nodeClassRef", "kind"], null) if input.object.kind == "NodeClaim"
+
 # The kubelet block a NodePool carried before v1: spec.template.spec.kubelet
 # on v1beta1, the compatibility annotation Karpenter's conversion wrote on
 # v1; null when it has none.

@@ -18,6 +18,7 @@ violation contains {
 	"fix": sprintf("Use group: %s", [split(group, "/")[0]]),
 } if {
 	lib.is_v1
-	group := lib.node_class_ref.group
+	group := lib.node_class_ref_group
+	is_string(group)
 	contains(group, "/")
 }

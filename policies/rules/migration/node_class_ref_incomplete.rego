@@ -19,9 +19,11 @@ violation contains {
 	"fix": sprintf("Add %s", [concat(" and ", [fix | some field in missing; fix := defaults[field]])]),
 } if {
 	lib.is_v1
-	is_object(lib.node_class_ref)
-	missing := [field | some field in ["group", "kind"]; not is_string(object.get(lib.node_class_ref, field, null))]
+	lib.node_class_ref_is_object
+	missing := [field | some field in ["group", "kind"]; not is_string(present[field])]
 	count(missing) > 0
 }
+
+present := {"group": lib.node_class_ref_group, "kind": lib.node_class_ref_kind}
 
 defaults := {"group": "group: karpenter.k8s.aws", "kind": "kind: EC2NodeClass"}

@@ -18,5 +18,10 @@ violation contains {
 	"path": "spec.template.spec.kubelet",
 } if {
 	lib.is_v1
-	"kubelet" in object.keys(object.get(input.object, ["spec", "template", "spec"], {}))
+	has_kubelet
 }
+
+# The field is set, even to null: object.get's default is a set, which no
+# decoded object holds. Reading the field alone (not the keys of the whole
+# template spec) keeps the rule from being keyed by the rest of the spec.
+has_kubelet if object.get(input.object, ["spec", "template", "spec", "kubelet"], set()) != set()

@@ -24,20 +24,18 @@ violation contains {
 	data.karpgate.config.mutations.nodeClassRefDefaults
 	lib.is_v1
 	input.object.kind == "NodePool"
-	is_object(lib.node_class_ref)
+	lib.node_class_ref_is_object
 	missing := [field | some field in ["group", "kind"]; needs(field)]
 	count(missing) > 0
 }
 
 defaults := {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass"}
 
-unset(field) if object.get(lib.node_class_ref, field, "") in {"", null}
-
-needs("group") if unset("group")
+needs("group") if lib.node_class_ref_group in {"", null}
 
 # EC2NodeClass is the kind of the AWS group only; another provider's group
 # keeps its kind to its author.
 needs("kind") if {
-	unset("kind")
-	object.get(lib.node_class_ref, "group", "") in {"", null, defaults.group}
+	lib.node_class_ref_kind in {"", null}
+	lib.node_class_ref_group in {"", null, defaults.group}
 }
