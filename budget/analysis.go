@@ -88,6 +88,12 @@ func (s *Set) Analyze(now time.Time) Analysis {
 // many instants of a week (the policy engine, one admission request after
 // another) computes the span once and calls AnalyzeAt for each instant.
 func (s *Set) AnalyzeSpan(start time.Time) Analysis {
+	return s.AnalyzeSpanWith(start, nil)
+}
+
+// AnalyzeSpanWith is AnalyzeSpan, taking each scheduled budget's windows
+// from windows when it has them (nil: computed here).
+func (s *Set) AnalyzeSpanWith(start time.Time, windows *SpanWindows) Analysis {
 	out := Analysis{Readable: true}
 	for _, c := range s.budgets {
 		if c.Blocked() != "" {
@@ -95,19 +101,19 @@ func (s *Set) AnalyzeSpan(start time.Time) Analysis {
 			return out
 		}
 	}
-	end := start.Add(AnalysisSpan)
 	out.Start = start
-	for _, c := range s.budgets {
+	start = start.UTC()
+	end := start.Add(AnalysisSpan)
+	active := make([][]Window, len(s.budgets))
+	for i, c := range s.budgets {
 		entry := BudgetAnalysis{Index: c.Index, Path: c.Path(), Nodes: c.Nodes, Scheduled: c.Schedule != nil}
+		active[i] = windows.of(c, start, end)
 		if c.Schedule != nil {
-			entry.idleInSpan = len(c.Windows(start, end)) == 0
+			entry.idleInSpan = len(active[i]) == 0
 		}
 		out.Budgets = append(out.Budgets, entry)
 	}
-	timeline, err := s.Timeline(analysisNodes, 0, start, end)
-	if err != nil {
-		return out
-	}
+	timeline := s.timeline(analysisNodes, 0, start, end, active)
 	out.Reasons = make(map[Reason]ReasonAnalysis, len(Reasons))
 	for _, r := range Reasons {
 		out.Reasons[r] = s.analyzeReason(r, timeline[r], start)

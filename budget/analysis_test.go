@@ -1,7 +1,9 @@
 package budget
 
 import (
+	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -66,5 +68,57 @@ func TestMondayOnOrBefore(t *testing.T) {
 	}
 	if got := MondayOnOrBefore(monday.Add(-time.Second)); !got.Equal(monday.AddDate(0, 0, -7)) {
 		t.Errorf("a second before Monday belongs to the week before: got %s", got)
+	}
+}
+
+// Budgets that share a schedule and a duration share its windows, whatever
+// their node counts and reasons; a span analysed with them is the span
+// analysed without.
+func TestSpanWindowsAreSharedBySchedule(t *testing.T) {
+	str := func(s string) *string { return &s }
+	scheduled := func(nodes, schedule, duration string, reasons ...string) Budget {
+		return Budget{Nodes: nodes, Schedule: str(schedule), Duration: str(duration), Reasons: reasons}
+	}
+	windows := NewSpanWindows(8)
+	for _, tt := range []struct {
+		name    string
+		budgets []Budget
+		// remembered is how many schedules' windows are remembered after.
+		remembered int
+	}{
+		{"business hours", []Budget{scheduled("0", "0 9 * * mon-fri", "8h", "Drifted"), {Index: 1, Nodes: "10%"}}, 1},
+		{"the same schedule, other counts and reasons", []Budget{scheduled("3", "0 9 * * mon-fri", "8h"), {Index: 1, Nodes: "20%"}}, 1},
+		{"the same schedule, another duration", []Budget{scheduled("0", "0 9 * * mon-fri", "9h")}, 2},
+		{"another schedule", []Budget{scheduled("0", "0 9 * * sat", "8h"), {Index: 1, Nodes: "0", Schedule: str("0 9 * * mon-fri"), Duration: str("8h")}}, 3},
+		{"no schedule", []Budget{{Nodes: "5"}}, 3},
+		{"an invalid schedule", []Budget{scheduled("0", "0 9 * * sat-sun", "8h")}, 3},
+		{"a schedule that never fires", []Budget{scheduled("0", "0 0 30 2 *", "1h")}, 4},
+	} {
+		for i := range tt.budgets {
+			tt.budgets[i].Index = i
+		}
+		set := CompileSet(tt.budgets)
+		for _, start := range []time.Time{monday, monday.AddDate(0, 0, 7)} {
+			got, want := set.AnalyzeSpanWith(start, windows), set.AnalyzeSpan(start)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s from %s: with remembered windows\n%+v\nwithout\n%+v", tt.name, start.Format(time.DateOnly), got, want)
+			}
+		}
+		// Two spans per schedule.
+		if got := len(windows.entries); got != 2*tt.remembered {
+			t.Errorf("%s: %d windows remembered, want %d", tt.name, got, 2*tt.remembered)
+		}
+	}
+}
+
+// SpanWindows starts over when full rather than grow.
+func TestSpanWindowsAreBounded(t *testing.T) {
+	windows := NewSpanWindows(3)
+	for minute := range 10 {
+		schedule, duration := strconv.Itoa(minute)+" 9 * * *", "1h"
+		CompileSet([]Budget{{Nodes: "0", Schedule: &schedule, Duration: &duration}}).AnalyzeSpanWith(monday, windows)
+		if n := len(windows.entries); n > 3 {
+			t.Fatalf("%d windows remembered, over the bound of 3", n)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package budget
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -67,8 +68,15 @@ func FuzzBudget(f *testing.F) {
 			}
 		}
 		_, _ = set.NextChange(int(count), int(disrupting), from, time.Hour)
+		// Windows remembered from earlier inputs never answer for this one.
+		start := MondayOnOrBefore(from)
+		if got, want := set.AnalyzeSpanWith(start, fuzzSpanWindows), set.AnalyzeSpan(start); !reflect.DeepEqual(got, want) {
+			t.Fatalf("span from %s: with remembered windows\n%+v\nwithout\n%+v", start, got, want)
+		}
 	})
 }
+
+var fuzzSpanWindows = NewSpanWindows(64)
 
 // FuzzFromNodePool reads arbitrary JSON as a NodePool: errors, never panics.
 func FuzzFromNodePool(f *testing.F) {

@@ -54,10 +54,18 @@ func (s *Set) Timeline(nodes, disrupting int, from, to time.Time) (Stretches, er
 		return nil, fmt.Errorf("timeline from %s to %s spans more than %d days", from.Format(time.RFC3339), to.Format(time.RFC3339), MaxTimelineSpan/(24*time.Hour))
 	}
 	windows := make([][]Window, len(s.budgets))
-	edges := []time.Time{from, to}
 	for i, c := range s.budgets {
 		windows[i] = c.Windows(from, to)
-		for _, w := range windows[i] {
+	}
+	return s.timeline(nodes, disrupting, from, to, windows), nil
+}
+
+// timeline is Timeline over checked bounds, with each budget's windows
+// within them.
+func (s *Set) timeline(nodes, disrupting int, from, to time.Time, windows [][]Window) Stretches {
+	edges := []time.Time{from, to}
+	for _, ws := range windows {
+		for _, w := range ws {
 			edges = append(edges, w.From, w.To)
 		}
 	}
@@ -85,7 +93,7 @@ func (s *Set) Timeline(nodes, disrupting int, from, to time.Time) (Stretches, er
 			tl[r] = append(stretches, Stretch{From: at, To: until, Allowance: a})
 		}
 	}
-	return tl, nil
+	return tl
 }
 
 func compactTimes(ts []time.Time) []time.Time {

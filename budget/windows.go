@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"sync"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -140,4 +141,50 @@ func minTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// SpanWindows remembers where scheduled budgets are active within analysis
+// spans, by schedule, duration and span: NodePools mostly copy their
+// budgets' schedules from one another and differ in their node counts, and
+// finding a schedule's windows is most of what analysing a span costs.
+// Safe for concurrent use; a nil SpanWindows remembers nothing.
+type SpanWindows struct {
+	mu      sync.Mutex
+	max     int
+	entries map[spanWindowsKey][]Window
+}
+
+type spanWindowsKey struct {
+	schedule string
+	duration time.Duration
+	from, to int64 // Unix seconds
+}
+
+// NewSpanWindows remembers the windows of at most max schedules and spans;
+// past that it starts over rather than grow with its input.
+func NewSpanWindows(max int) *SpanWindows {
+	return &SpanWindows{max: max, entries: map[spanWindowsKey][]Window{}}
+}
+
+// of is c.Windows(from, to), remembered when c has a schedule. The windows
+// returned are shared: callers must not modify them.
+func (sw *SpanWindows) of(c *Compiled, from, to time.Time) []Window {
+	if sw == nil || c.Schedule == nil || c.schedule == nil || c.always {
+		return c.Windows(from, to)
+	}
+	key := spanWindowsKey{schedule: *c.Schedule, duration: c.duration, from: from.Unix(), to: to.Unix()}
+	sw.mu.Lock()
+	ws, ok := sw.entries[key]
+	sw.mu.Unlock()
+	if ok {
+		return ws
+	}
+	ws = c.Windows(from, to)
+	sw.mu.Lock()
+	if len(sw.entries) >= sw.max {
+		clear(sw.entries)
+	}
+	sw.entries[key] = ws
+	sw.mu.Unlock()
+	return ws
 }

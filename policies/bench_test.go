@@ -52,12 +52,13 @@ func benchObjects() map[string]map[string]any {
 // selection), which a repository's objects and an admission webhook's
 // requests mostly repeat: the plain cases show that. The first-sight cases
 // change those fields in every evaluation, so that nothing is ever reused:
-// the cost of an object unlike any seen before.
+// the cost of an object unlike any seen before. The new-node-counts case is
+// in between: new budgets whose schedules are known.
 func BenchmarkEvaluate(b *testing.B) {
 	objects := benchObjects()
 	updated := deepCopy(objects["NodePool"])
 	updated["spec"].(map[string]any)["template"].(map[string]any)["metadata"] = map[string]any{"labels": map[string]any{"team": "web"}}
-	pool, class := deepCopy(objects["NodePool"]), deepCopy(objects["EC2NodeClass"])
+	pool, counted, class := deepCopy(objects["NodePool"]), deepCopy(objects["NodePool"]), deepCopy(objects["EC2NodeClass"])
 	cases := []struct {
 		name string
 		req  Request
@@ -71,8 +72,16 @@ func BenchmarkEvaluate(b *testing.B) {
 		{"NodePool-update", Request{Object: updated, OldObject: objects["NodePool"], Operation: Update}, nil},
 		{"NodePool-first-sight", Request{Object: pool, Operation: Create}, func(i int) {
 			spec := pool["spec"].(map[string]any)
-			spec["disruption"].(map[string]any)["budgets"].([]any)[1] = map[string]any{"nodes": strconv.Itoa(i + 1), "reasons": []any{"Empty"}}
+			budgets := spec["disruption"].(map[string]any)["budgets"].([]any)
+			budgets[0] = map[string]any{"nodes": "0", "schedule": "0 9 * * mon-fri", "duration": strconv.Itoa(60+i) + "m", "reasons": []any{"Drifted", "Underutilized"}}
+			budgets[1] = map[string]any{"nodes": strconv.Itoa(i + 1), "reasons": []any{"Empty"}}
 			spec["template"].(map[string]any)["spec"].(map[string]any)["nodeClassRef"] = map[string]any{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "class-" + strconv.Itoa(i)}
+		}},
+		// A NodePool copied from another with node counts of its own: its
+		// budgets are new, their schedules are not.
+		{"NodePool-new-node-counts", Request{Object: counted, Operation: Create}, func(i int) {
+			budgets := counted["spec"].(map[string]any)["disruption"].(map[string]any)["budgets"].([]any)
+			budgets[1] = map[string]any{"nodes": strconv.Itoa(i + 1), "reasons": []any{"Empty"}}
 		}},
 		{"EC2NodeClass-first-sight", Request{Object: class, Operation: Create}, func(i int) {
 			class["spec"].(map[string]any)["amiSelectorTerms"] = []any{map[string]any{"alias": "al2023@v" + strconv.Itoa(20240807+i)}}

@@ -27,16 +27,25 @@ const maxBudgetCacheEntries = 1024
 type budgetCache struct {
 	mu      sync.Mutex
 	entries map[string]*budgetEntry
+	// windows is shared by the entries: lists of budgets that differ only
+	// in their node counts (a new NodePool copied from another) share the
+	// schedules' windows, the costly part of analysing a span.
+	windows *budget.SpanWindows
 }
 
+// maxSpanWindows bounds the schedules' windows remembered, a few hundred
+// bytes each.
+const maxSpanWindows = 1024
+
 func newBudgetCache() *budgetCache {
-	return &budgetCache{entries: map[string]*budgetEntry{}}
+	return &budgetCache{entries: map[string]*budgetEntry{}, windows: budget.NewSpanWindows(maxSpanWindows)}
 }
 
 // budgetEntry is one list of budgets, parsed once.
 type budgetEntry struct {
-	pool map[string]any // budgetFields as JSON values
-	set  *budget.Set    // nil when the budgets are unreadable
+	pool    map[string]any // budgetFields as JSON values
+	set     *budget.Set    // nil when the budgets are unreadable
+	windows *budget.SpanWindows
 
 	problems func() (*ast.Term, error)
 
@@ -77,7 +86,7 @@ func (e *budgetEntry) instant(now time.Time) (instantKey, budget.Analysis) {
 	e.mu.Lock()
 	span, ok := e.spans[start.Unix()]
 	if !ok {
-		span = e.set.AnalyzeSpan(start)
+		span = e.set.AnalyzeSpanWith(start, e.windows)
 		if len(e.spans) >= maxSpansPerEntry {
 			clear(e.spans)
 		}
@@ -176,7 +185,7 @@ func (c *budgetCache) lookupKey(key []byte, pool func() (ast.Value, error)) (*bu
 	if err != nil {
 		return nil, err
 	}
-	if e, err = newBudgetEntry(budgetFields.reduce(v)); err != nil {
+	if e, err = newBudgetEntry(budgetFields.reduce(v), c.windows); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -191,13 +200,13 @@ func (c *budgetCache) lookupKey(key []byte, pool func() (ast.Value, error)) (*bu
 	return e, nil
 }
 
-func newBudgetEntry(fields ast.Value) (*budgetEntry, error) {
+func newBudgetEntry(fields ast.Value, windows *budget.SpanWindows) (*budgetEntry, error) {
 	v, err := ast.JSON(fields)
 	if err != nil {
 		return nil, err
 	}
 	pool, _ := normaliseNumbers(v).(map[string]any)
-	e := &budgetEntry{pool: pool, spans: map[int64]budget.Analysis{}, analyses: map[instantKey]*ast.Term{}}
+	e := &budgetEntry{pool: pool, windows: windows, spans: map[int64]budget.Analysis{}, analyses: map[instantKey]*ast.Term{}}
 	if budgets, err := budget.FromNodePool(pool); err == nil {
 		e.set = budget.CompileSet(budgets)
 	}
