@@ -104,7 +104,12 @@ none of them tells objects apart (the name, UID and the rest of the metadata but
 annotations, or ` + "`input.inventory`" + `): it is evaluated once per distinct value of
 those fields and its findings reused for every object that agrees on them. A rule that
 reads ` + "`input`" + ` whole, uses a computed key or path into it, ` + "`with`" + `, or a
-non-deterministic builtin is evaluated with every object.
+non-deterministic builtin is evaluated with every object. Read only what a rule judges: a
+field of input passed straight to a type test (` + "`is_object`" + `, ` + "`is_string`" + `, ` + "`type_name`" + ` and
+the like) counts by its type alone. ` + "`is_object(input.object.spec.template.spec.nodeClassRef)`" + `
+beside ` + "`object.get(input.object, [\"spec\", \"template\", \"spec\", \"nodeClassRef\", \"group\"], null)`" + `
+keys a rule by the group; reading nodeClassRef whole keys it by the EC2NodeClass's name
+too, which differs from NodePool to NodePool.
 
 Rules see ` + "`input.object`" + `, ` + "`input.oldObject`" + ` (UPDATE), ` + "`input.operation`" + `,
 ` + "`input.enforcementPoint`" + ` (` + "`ci`" + ` or ` + "`admission`" + `), ` + "`input.production`" + ` (from
