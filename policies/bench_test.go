@@ -73,7 +73,11 @@ func BenchmarkEvaluate(b *testing.B) {
 		{"NodePool-first-sight", Request{Object: pool, Operation: Create}, func(i int) {
 			spec := pool["spec"].(map[string]any)
 			budgets := spec["disruption"].(map[string]any)["budgets"].([]any)
-			budgets[0] = map[string]any{"nodes": "0", "schedule": "0 9 * * mon-fri", "duration": strconv.Itoa(60+i) + "m", "reasons": []any{"Drifted", "Underutilized"}}
+			// A schedule and duration no earlier evaluation had (for the
+			// first 950,400), all of them business-hours-like windows.
+			schedule := strconv.Itoa(i%60) + " " + strconv.Itoa(i/60%24) + " * * mon-fri"
+			duration := strconv.Itoa(60+i/1440%660) + "m"
+			budgets[0] = map[string]any{"nodes": "0", "schedule": schedule, "duration": duration, "reasons": []any{"Drifted", "Underutilized"}}
 			budgets[1] = map[string]any{"nodes": strconv.Itoa(i + 1), "reasons": []any{"Empty"}}
 			spec["template"].(map[string]any)["spec"].(map[string]any)["nodeClassRef"] = map[string]any{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "class-" + strconv.Itoa(i)}
 		}},
