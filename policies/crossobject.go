@@ -103,6 +103,10 @@ func (e *Engine) NewSubject(object map[string]any) (*Subject, error) {
 type InventoryEntry struct {
 	kind, name, nodeClass string
 	value                 ast.Value
+	// text is value printed, which Add shares equal values by: printed
+	// here, on the caller's goroutines, rather than in Add, which lint
+	// calls on one goroutine in input order.
+	text string
 }
 
 // NewInventoryEntry reduces object for the inventory. An object without a
@@ -122,7 +126,7 @@ func (e *Engine) NewInventoryEntry(object map[string]any) (InventoryEntry, error
 	if err != nil {
 		return InventoryEntry{}, fmt.Errorf("%s: %w", objectRef(object), err)
 	}
-	entry := InventoryEntry{kind: kind, name: name, value: v}
+	entry := InventoryEntry{kind: kind, name: name, value: v, text: v.String()}
 	if kind == karpenter.KindNodePool {
 		entry.nodeClass = nodeClassName(object)
 	}
@@ -159,11 +163,10 @@ func (b *InventoryBuilder) Add(entry InventoryEntry) {
 	if _, seen := names[entry.name]; seen {
 		return
 	}
-	text := entry.value.String()
-	v, shared := b.values[text]
+	v, shared := b.values[entry.text]
 	if !shared {
 		v = entry.value
-		b.values[text] = v
+		b.values[entry.text] = v
 	}
 	names[entry.name] = v
 	if entry.nodeClass != "" {

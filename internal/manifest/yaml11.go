@@ -43,7 +43,9 @@ var yaml11Booleans = map[string]bool{
 // string; ok is false for every other scalar. A quoted scalar, or one with
 // an explicit tag (`!!str yes`), is a string to both.
 func yaml11Boolean(n *yaml.Node) (value, ok bool) {
-	if n.Style != 0 || n.ShortTag() != "!!str" {
+	// Every spelling is at most three bytes: most scalars are ruled out
+	// before their tag is looked at.
+	if len(n.Value) > 3 || n.Style != 0 || n.ShortTag() != "!!str" {
 		return false, false
 	}
 	value, ok = yaml11Booleans[n.Value]
