@@ -150,7 +150,7 @@ func minTime(a, b time.Time) time.Time {
 // Safe for concurrent use; a nil SpanWindows remembers nothing.
 type SpanWindows struct {
 	mu      sync.Mutex
-	max     int
+	limit   int
 	entries map[spanWindowsKey][]Window
 }
 
@@ -160,10 +160,10 @@ type spanWindowsKey struct {
 	from, to int64 // Unix seconds
 }
 
-// NewSpanWindows remembers the windows of at most max schedules and spans;
-// past that it starts over rather than grow with its input.
-func NewSpanWindows(max int) *SpanWindows {
-	return &SpanWindows{max: max, entries: map[spanWindowsKey][]Window{}}
+// NewSpanWindows remembers the windows of at most limit schedules and
+// spans; past that it starts over rather than grow with its input.
+func NewSpanWindows(limit int) *SpanWindows {
+	return &SpanWindows{limit: limit, entries: map[spanWindowsKey][]Window{}}
 }
 
 // of is c.Windows(from, to), remembered when c has a schedule. The windows
@@ -181,7 +181,7 @@ func (sw *SpanWindows) of(c *Compiled, from, to time.Time) []Window {
 	}
 	ws = c.Windows(from, to)
 	sw.mu.Lock()
-	if len(sw.entries) >= sw.max {
+	if len(sw.entries) >= sw.limit {
 		clear(sw.entries)
 	}
 	sw.entries[key] = ws

@@ -66,9 +66,10 @@ node_class_ref := object.get(input.object, ["spec", "template", "spec", "nodeCla
 node_class_ref := object.get(input.object, ["spec", "nodeClassRef"], null) if input.object.kind == "NodeClaim"
 
 # nodeClassRef's type, group and kind, for rules that judge only those: a
-# memoized rule is keyed by all it reads, and every NodePool names its own
-# EC2NodeClass, so rules that read node_class_ref whole find anew for each.
-# The type test reads only whether the field is an object.
+# memoized rule is keyed by all it reads, and NodePools name many different
+# EC2NodeClasses, so a rule that read node_class_ref whole would be
+# evaluated anew for each name. The type test reads only whether the field
+# is an object.
 node_class_ref_is_object if {
 	input.object.kind == "NodePool"
 	is_object(input.object.spec.template.spec.nodeClassRef)

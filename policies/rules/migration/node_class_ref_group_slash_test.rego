@@ -13,3 +13,12 @@ test_api_version_as_group if {
 test_group_passes if {
 	count(violation) == 0 with input as {"object": testlib.node_pool({})}
 }
+
+test_non_string_group_passes if {
+	every group in [null, 3, ["karpenter.k8s.aws/v1"]] {
+		pool := json.patch(testlib.node_pool({}), [{"op": "replace", "path": "/spec/template/spec/nodeClassRef/group", "value": group}])
+		count(violation) == 0 with input as {"object": pool}
+	}
+	pool := json.patch(testlib.node_pool({}), [{"op": "replace", "path": "/spec/template/spec/nodeClassRef", "value": "karpenter.k8s.aws/v1"}])
+	count(violation) == 0 with input as {"object": pool}
+}

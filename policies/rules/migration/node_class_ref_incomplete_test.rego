@@ -27,3 +27,19 @@ test_node_claim_ref if {
 test_complete_ref_passes if {
 	count(violation) == 0 with input as {"object": testlib.node_pool({})}
 }
+
+# Only an object is judged: a missing, null or string reference is the
+# schema's to refuse (KG801), not a reference lacking group and kind.
+test_non_object_ref_passes if {
+	every ref in [null, "default", ["default"]] {
+		count(violation) == 0 with input as {"object": pool_with_ref(ref)}
+	}
+	pool := json.patch(testlib.node_pool({}), [{"op": "remove", "path": "/spec/template/spec/nodeClassRef"}])
+	count(violation) == 0 with input as {"object": pool}
+}
+
+test_non_string_kind_is_missing if {
+	v := violation with input as {"object": pool_with_ref({"name": "default", "group": "karpenter.k8s.aws", "kind": 3})}
+	some f in v
+	f.fix == "Add kind: EC2NodeClass"
+}
