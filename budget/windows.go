@@ -166,10 +166,11 @@ func NewSpanWindows(limit int) *SpanWindows {
 	return &SpanWindows{limit: limit, entries: map[spanWindowsKey][]Window{}}
 }
 
-// of is c.Windows(from, to), remembered when c has a schedule. The windows
-// returned are shared: callers must not modify them.
+// of is c.Windows(from, to), remembered when c has a parsed schedule (an
+// unscheduled budget's windows cost nothing to find, and a blocked one has
+// none). The windows returned are shared: callers must not modify them.
 func (sw *SpanWindows) of(c *Compiled, from, to time.Time) []Window {
-	if sw == nil || c.Schedule == nil || c.schedule == nil || c.always {
+	if sw == nil || c.schedule == nil {
 		return c.Windows(from, to)
 	}
 	key := spanWindowsKey{schedule: *c.Schedule, duration: c.duration, from: from.Unix(), to: to.Unix()}
