@@ -67,8 +67,8 @@ func gauges(families map[string]*dto.MetricFamily, name string) map[poolReason]f
 // comparison is one pair of scrapes: karpgate's allowed disruptions, the
 // counts they came from, and Karpenter's.
 type comparison struct {
-	karpgate, karpenter map[poolReason]float64
-	disrupting, invalid map[string]float64
+	karpgate, karpenter        map[poolReason]float64
+	nodes, disrupting, invalid map[string]float64
 }
 
 func compareNow(c *localcluster.Cluster) (comparison, error) {
@@ -90,6 +90,7 @@ func compareNow(c *localcluster.Cluster) (comparison, error) {
 	return comparison{
 		karpgate:   gauges(ours, "karpgate_nodepool_allowed_disruptions"),
 		karpenter:  gauges(theirs, "karpenter_nodepools_allowed_disruptions"),
+		nodes:      perPool("karpgate_nodepool_nodes"),
 		disrupting: perPool("karpgate_nodepool_disrupting_nodes"),
 		invalid:    perPool("karpgate_nodepool_invalid_budgets"),
 	}, nil

@@ -168,6 +168,52 @@ func waitLaunched(t *testing.T, c *localcluster.Cluster, env *testenv.Env, pool 
 	})
 }
 
+// poolNodes says, for a failure message, how each node of a pool and its
+// NodeClaim stand: what karpgate and Karpenter count a node disrupting by
+// (a karpenter.sh/disrupted taint, a NodeClaim being deleted, Ready not
+// True) and what takes it out of the count (no initialized label, an
+// instance terminating). Nodes are listed before NodeClaims, so a NodeClaim
+// is never older than its node.
+func poolNodes(env *testenv.Env, pool string) string {
+	ctx := context.Background()
+	var nodes corev1.NodeList
+	if err := env.Client.List(ctx, &nodes, client.MatchingLabels{karpenter.NodePoolLabel: pool}); err != nil {
+		return "; listing its nodes: " + err.Error()
+	}
+	claims, err := nodeClaims(env, pool)
+	if err != nil {
+		return "; listing its NodeClaims: " + err.Error()
+	}
+	byProviderID := map[string]unstructured.Unstructured{}
+	for _, nc := range claims {
+		id, _, _ := unstructured.NestedString(nc.Object, "status", "providerID")
+		byProviderID[id] = nc
+	}
+	var b strings.Builder
+	for _, n := range nodes.Items {
+		ready := corev1.ConditionUnknown
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				ready = c.Status
+			}
+		}
+		var taints []string
+		for _, taint := range n.Spec.Taints {
+			taints = append(taints, taint.Key)
+		}
+		fmt.Fprintf(&b, "\n  node %s: initialized %q, Ready=%s, deleting %v, taints %v", n.Name,
+			n.Labels[karpenter.NodeInitializedLabel], ready, n.DeletionTimestamp != nil, taints)
+		nc, found := byProviderID[n.Spec.ProviderID]
+		if !found {
+			b.WriteString("; no NodeClaim")
+			continue
+		}
+		fmt.Fprintf(&b, "; NodeClaim %s: deleting %v, Drifted=%s, %s=%s", nc.GetName(), nc.GetDeletionTimestamp() != nil,
+			claimCondition(nc, karpenter.ConditionDrifted), karpenter.ConditionInstanceTerminating, claimCondition(nc, karpenter.ConditionInstanceTerminating))
+	}
+	return b.String()
+}
+
 // unreadyPods says, for a failure message, where each pod of a pool's
 // Deployment that is not Ready stands: its node, phase and conditions, and
 // the node's taints and Ready condition, so that a failed wait says whether
