@@ -172,8 +172,9 @@ func waitLaunched(t *testing.T, c *localcluster.Cluster, env *testenv.Env, pool 
 // NodeClaim stand: what karpgate and Karpenter count a node disrupting by
 // (a karpenter.sh/disrupted taint, a NodeClaim being deleted, Ready not
 // True) and what takes it out of the count (no initialized label, an
-// instance terminating). Nodes are listed before NodeClaims, so a NodeClaim
-// is never older than its node.
+// instance terminating), then the NodeClaims without a node. Nodes are
+// listed before NodeClaims, so what a NodeClaim says is never older than
+// what its node says.
 func poolNodes(env *testenv.Env, pool string) string {
 	ctx := context.Background()
 	var nodes corev1.NodeList
@@ -208,10 +209,22 @@ func poolNodes(env *testenv.Env, pool string) string {
 			b.WriteString("; no NodeClaim")
 			continue
 		}
-		fmt.Fprintf(&b, "; NodeClaim %s: deleting %v, Drifted=%s, %s=%s", nc.GetName(), nc.GetDeletionTimestamp() != nil,
-			claimCondition(nc, karpenter.ConditionDrifted), karpenter.ConditionInstanceTerminating, claimCondition(nc, karpenter.ConditionInstanceTerminating))
+		delete(byProviderID, n.Spec.ProviderID)
+		fmt.Fprintf(&b, "; NodeClaim %s: %s", nc.GetName(), claimState(nc))
+	}
+	for _, nc := range claims {
+		id, _, _ := unstructured.NestedString(nc.Object, "status", "providerID")
+		if _, left := byProviderID[id]; left {
+			fmt.Fprintf(&b, "\n  NodeClaim %s, no node: %s", nc.GetName(), claimState(nc))
+		}
 	}
 	return b.String()
+}
+
+// claimState is what of a NodeClaim karpgate and Karpenter count by.
+func claimState(nc unstructured.Unstructured) string {
+	return fmt.Sprintf("deleting %v, Drifted=%s, %s=%s", nc.GetDeletionTimestamp() != nil,
+		claimCondition(nc, karpenter.ConditionDrifted), karpenter.ConditionInstanceTerminating, claimCondition(nc, karpenter.ConditionInstanceTerminating))
 }
 
 // unreadyPods says, for a failure message, where each pod of a pool's
