@@ -111,6 +111,19 @@ func TestSpanWindowsAreSharedBySchedule(t *testing.T) {
 	}
 }
 
+// A window open at a span's start begins there, so spans that start within
+// the same second do not share their windows.
+func TestSpanWindowsTellStartsApartWithinASecond(t *testing.T) {
+	schedule, duration := "0 0 * * *", "1h"
+	set := CompileSet([]Budget{{Nodes: "0", Schedule: &schedule, Duration: &duration}})
+	windows := NewSpanWindows(8)
+	for _, start := range []time.Time{monday, monday.Add(500 * time.Millisecond), monday.Add(time.Nanosecond)} {
+		if got, want := set.AnalyzeSpanWith(start, windows), set.AnalyzeSpan(start); !reflect.DeepEqual(got, want) {
+			t.Errorf("span from %s: with remembered windows\n%+v\nwithout\n%+v", start.Format(time.RFC3339Nano), got, want)
+		}
+	}
+}
+
 // SpanWindows starts over when full rather than grow.
 func TestSpanWindowsAreBounded(t *testing.T) {
 	windows := NewSpanWindows(3)

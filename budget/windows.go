@@ -154,10 +154,14 @@ type SpanWindows struct {
 	entries map[spanWindowsKey][]Window
 }
 
+// spanWindowsKey names a span to the nanosecond: a window that is open at
+// the span's start begins there, so two starts within one second have
+// different windows.
 type spanWindowsKey struct {
-	schedule string
-	duration time.Duration
-	from, to int64 // Unix seconds
+	schedule         string
+	duration         time.Duration
+	fromSec, toSec   int64
+	fromNsec, toNsec int
 }
 
 // NewSpanWindows remembers the windows of at most limit schedules and
@@ -173,7 +177,8 @@ func (sw *SpanWindows) of(c *Compiled, from, to time.Time) []Window {
 	if sw == nil || c.schedule == nil {
 		return c.Windows(from, to)
 	}
-	key := spanWindowsKey{schedule: *c.Schedule, duration: c.duration, from: from.Unix(), to: to.Unix()}
+	key := spanWindowsKey{schedule: *c.Schedule, duration: c.duration,
+		fromSec: from.Unix(), toSec: to.Unix(), fromNsec: from.Nanosecond(), toNsec: to.Nanosecond()}
 	sw.mu.Lock()
 	ws, ok := sw.entries[key]
 	sw.mu.Unlock()

@@ -113,8 +113,12 @@ func newViolationCache() *violationCache {
 	return &violationCache{entries: map[string][]rawViolation{}}
 }
 
-// get looks key up; a key over maxMemoKeyBytes is never there.
+// get looks key up. A key over maxMemoKeyBytes is never there (put keeps
+// none), so it is neither hashed nor looked up under the lock.
 func (c *violationCache) get(key []byte) ([]rawViolation, bool) {
+	if len(key) > maxMemoKeyBytes {
+		return nil, false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	vs, ok := c.entries[string(key)]
