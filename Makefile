@@ -61,7 +61,7 @@ export KUBEBUILDER_ASSETS := $(ASSETS)
 export KARPGATE_HELM := $(HELM)
 # The alert tests run this promtool.
 export KARPGATE_PROMTOOL := $(PROMTOOL)
-# `karpgate run` and the Karpenter e2e tests run these (test/karpenterstack).
+# `karpgate run` and the Karpenter e2e tests run these (internal/devcluster/karpenterstack).
 export KARPGATE_KARPENTER := $(KARPENTER)
 export KARPGATE_KWOK := $(KWOK)
 # The storage migration tests read etcd with this etcdctl.
@@ -155,7 +155,7 @@ $(KUBECONFORM):
 	cd hack/kubeconform && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ github.com/yannh/kubeconform/cmd/kubeconform
 
 manifests: ## Regenerate manifests/ (kustomize base and overlays, monitoring, Helm chart) from the Go types.
-	$(GO) run ./cmd/karpgate manifests --out manifests
+	$(GO) run ./cmd/karpgate-dev manifests --out manifests
 
 # build is a prerequisite so that the command the Dockerfile runs is the one
 # CI runs (test/e2e/dockerfile_test.go keeps them identical).

@@ -14,7 +14,7 @@ import (
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/crdschema"
-	"github.com/karpgate/karpgate/test/crdsource"
+	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
 )
 
 // justifiedFile lists every finding on Karpenter's published examples, each
@@ -22,11 +22,11 @@ import (
 const justifiedFile = "testdata/karpenter-examples.justified"
 
 // TestKarpenterExamples lints the examples Karpenter's maintainers publish
-// with the release whose CRDs lint links (examples/v1 of the aws-provider
-// module, read from the module zip, never copied here), each file alone as a
-// user would lint it, and compares the findings with a list in which every
-// finding is justified. A false positive shows up as a finding nobody can
-// justify.
+// with the release whose CRDs lint links
+// (github.com/aws/karpenter-provider-aws/examples/v1, read from the module
+// zip, never copied here), each file alone as a user would lint it, and
+// compares the findings with a list in which every finding is justified. A
+// false positive shows up as a finding nobody can justify.
 func TestKarpenterExamples(t *testing.T) {
 	files, err := crdsource.LinkedFiles(context.Background(), crdschema.LinkedModule, "examples/v1")
 	if err != nil {

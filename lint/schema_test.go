@@ -10,9 +10,9 @@ import (
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/crdschema"
+	"github.com/karpgate/karpgate/internal/devcluster/controlplane"
+	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
 	"github.com/karpgate/karpgate/policies"
-	"github.com/karpgate/karpgate/test/controlplane"
-	"github.com/karpgate/karpgate/test/crdsource"
 )
 
 const legacyNodePool = `apiVersion: karpenter.sh/v1beta1

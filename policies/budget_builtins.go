@@ -13,7 +13,7 @@ import (
 )
 
 // The budget builtins read a NodePool's spec.disruption.budgets through
-// disruption/budget, the one home of Karpenter's budget semantics (cron
+// budget/, the one home of Karpenter's budget semantics (cron
 // parsing with the TZ=UTC prefix, windows, allowances).
 //
 //	karpgate.budgets.problems(nodepool)          what the API server or Karpenter rejects

@@ -7,7 +7,7 @@ import (
 )
 
 // karpgateBuiltin is a Go function callable from Rego. Each one wraps the
-// package that owns the logic (disruption/budget for cron and budgets), so
+// package that owns the logic (budget/ for cron and budgets), so
 // a rule, the budgets command and the controller never disagree.
 type karpgateBuiltin struct {
 	name        string

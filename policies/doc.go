@@ -13,5 +13,5 @@
 // title, severity, kinds, fix); see Catalog and README.md. Policies run with
 // restricted capabilities: nothing can reach the network or read the
 // environment, and Karpenter's cron and budget semantics come from Go
-// builtins backed by the disruption/budget package.
+// builtins backed by the budget package.
 package policies

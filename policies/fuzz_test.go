@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/manifest"
+	"github.com/karpgate/karpgate/test/golden"
 )
 
 var (
@@ -26,11 +26,12 @@ var (
 // version so that malformed fields reach every rule. The seed corpus is
 // every rule fixture.
 func FuzzEvaluate(f *testing.F) {
-	seeds, _ := filepath.Glob("testdata/rules/*/*.yaml")
-	for _, s := range seeds {
-		if data, err := os.ReadFile(s); err == nil {
-			f.Add(data, true)
+	for _, s := range golden.Glob(f, "testdata/rules/*/*.yaml") {
+		data, err := os.ReadFile(s)
+		if err != nil {
+			f.Fatal(err)
 		}
+		f.Add(data, true)
 	}
 	f.Add([]byte(`{"spec": {"disruption": {"budgets": [{"nodes": 3, "schedule": ["x"], "duration": {}}]}}}`), false)
 	f.Add([]byte("spec:\n  amiSelectorTerms: [{alias: 7}, \"x\", {alias: \"@\"}]\nmetadata:\n  annotations: {karpgate.io/waive-: 1}\n"), true)
@@ -80,11 +81,12 @@ func FuzzEvaluate(f *testing.F) {
 // rules on whole objects with an inventory of whole objects. The seeds are
 // the rule fixtures (the cross-object ones hold several objects).
 func FuzzCrossObjectSubjects(f *testing.F) {
-	seeds, _ := filepath.Glob("testdata/rules/*/*.yaml")
-	for _, s := range seeds {
-		if data, err := os.ReadFile(s); err == nil {
-			f.Add(data)
+	for _, s := range golden.Glob(f, "testdata/rules/*/*.yaml") {
+		data, err := os.ReadFile(s)
+		if err != nil {
+			f.Fatal(err)
 		}
+		f.Add(data)
 	}
 	f.Add([]byte(`apiVersion: karpenter.sh/v1beta1
 kind: NodePool
@@ -186,11 +188,12 @@ var (
 // engines live across inputs, so an entry one input left must never answer
 // for another.
 func FuzzMemoizedRules(f *testing.F) {
-	seeds, _ := filepath.Glob("testdata/rules/*/*.yaml")
-	for _, s := range seeds {
-		if data, err := os.ReadFile(s); err == nil {
-			f.Add(data, int64(0))
+	for _, s := range golden.Glob(f, "testdata/rules/*/*.yaml") {
+		data, err := os.ReadFile(s)
+		if err != nil {
+			f.Fatal(err)
 		}
+		f.Add(data, int64(0))
 	}
 	f.Add([]byte("spec:\n  disruption:\n    budgets:\n      - {nodes: \"0\", schedule: \"0 0 30 2 *\", duration: 1h}\n      - {nodes: \"1\", schedule: \"@daily\", duration: 0m}\n"), int64(3600))
 	f.Add([]byte("spec:\n  disruption:\n    budgets:\n      - {nodes: \"0\", schedule: \"0 9 * * mon-fri\", duration: 8h, reasons: [Drifted]}\n"), int64(-86400*3))

@@ -10,8 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/karpgate/karpgate/test/localca"
-	"github.com/karpgate/karpgate/test/loopback"
+	"github.com/karpgate/karpgate/internal/devcluster/localca"
+	"github.com/karpgate/karpgate/internal/devcluster/loopback"
 	"github.com/karpgate/karpgate/test/wait"
 )
 

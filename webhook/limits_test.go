@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/karpgate/karpgate/test/loopback"
+	"github.com/karpgate/karpgate/internal/devcluster/loopback"
 	"github.com/karpgate/karpgate/test/wait"
 )
 

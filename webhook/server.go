@@ -23,7 +23,7 @@ import (
 )
 
 // Certificate file names inside CertDir, as cert-manager and
-// internal/localca write them.
+// internal/devcluster/localca write them.
 const (
 	CertFile = "tls.crt"
 	KeyFile  = "tls.key"

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/karpgate/karpgate/test/loopback"
+	"github.com/karpgate/karpgate/internal/devcluster/loopback"
 	"github.com/karpgate/karpgate/test/wait"
 
-	"github.com/karpgate/karpgate/test/localca"
+	"github.com/karpgate/karpgate/internal/devcluster/localca"
 )
 
 func writeCerts(t *testing.T, dir string) *localca.Bundle {

@@ -15,5 +15,5 @@ import (
 )
 
 func main() {
-	os.Exit(app.Execute(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, newRunCommand))
+	os.Exit(app.Execute(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, newRunCommand, newManifestsCommand))
 }

@@ -15,9 +15,9 @@ import (
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
 	"github.com/karpgate/karpgate/cmd/karpgate/app"
 	"github.com/karpgate/karpgate/internal/deploy"
-	"github.com/karpgate/karpgate/test/controlplane"
-	"github.com/karpgate/karpgate/test/crdsource"
-	"github.com/karpgate/karpgate/test/karpenterstack"
+	"github.com/karpgate/karpgate/internal/devcluster/controlplane"
+	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
+	"github.com/karpgate/karpgate/internal/devcluster/karpenterstack"
 )
 
 type runOptions struct {

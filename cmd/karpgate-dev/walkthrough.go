@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
-	"github.com/karpgate/karpgate/test/karpenterstack"
+	"github.com/karpgate/karpgate/internal/devcluster/karpenterstack"
 )
 
 // walkthroughHeader starts the drift walkthrough `karpgate run` prints when

@@ -4,18 +4,22 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/karpgate/karpgate/test/golden"
 )
 
 // FuzzConvertManifests: any input stream converts or fails with an error,
 // never a panic, and converting what it wrote changes nothing more.
 func FuzzConvertManifests(f *testing.F) {
-	seeds, _ := filepath.Glob("../../internal/cli/testdata/convert/*/*.yaml")
-	for _, path := range seeds {
-		if data, err := os.ReadFile(path); err == nil {
-			f.Add(data)
+	// The CLI's convert fixtures: real v1beta1 manifests with comments,
+	// kubelet splits and malformed documents.
+	for _, path := range golden.Glob(f, "../../cmd/karpgate/app/testdata/convert/*/*.yaml") {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
 		}
+		f.Add(data)
 	}
 	f.Add([]byte("apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata: {name: a}\nspec: {template: {spec: {kubelet: {maxPods: 1}, nodeClassRef: {name: c}}}}\n---\napiVersion: karpenter.k8s.aws/v1beta1\nkind: EC2NodeClass\nmetadata: {name: c}\nspec: {amiFamily: AL2}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {

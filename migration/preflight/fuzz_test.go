@@ -9,14 +9,14 @@ import (
 
 	"github.com/karpgate/karpgate/migration/kubeletfix"
 	"github.com/karpgate/karpgate/migration/snapshot"
+	"github.com/karpgate/karpgate/test/golden"
 )
 
 // FuzzPreflight: whatever the files hold, reading them, planning the kubelet
 // move and checking them for every target never panics, and the report
 // always writes.
 func FuzzPreflight(f *testing.F) {
-	seeds, _ := filepath.Glob(filepath.Join("testdata", "*", "*.yaml"))
-	for _, path := range seeds {
+	for _, path := range golden.Glob(f, filepath.Join("testdata", "*", "*.yaml")) {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
 	"github.com/karpgate/karpgate/test/corpus"
-	"github.com/karpgate/karpgate/test/crdsource"
 )
 
 //go:embed conftest/*.rego

@@ -14,12 +14,12 @@ import (
 
 	"github.com/karpgate/karpgate/test/wait"
 
-	"github.com/karpgate/karpgate/test/loopback"
+	"github.com/karpgate/karpgate/internal/devcluster/loopback"
 
+	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
+	"github.com/karpgate/karpgate/internal/devcluster/localca"
 	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/internal/webhookconfig"
-	"github.com/karpgate/karpgate/test/crdsource"
-	"github.com/karpgate/karpgate/test/localca"
 	"github.com/karpgate/karpgate/test/testenv"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/karpgate/karpgate/test/crdsource"
+	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
 )
 
 // dockerfileBuild is the Dockerfile's build step: optional cross-compilation

@@ -22,7 +22,7 @@ import (
 	"github.com/karpgate/karpgate/cmd/karpgate/app"
 	"github.com/karpgate/karpgate/disruption/controller"
 	"github.com/karpgate/karpgate/disruption/explain"
-	"github.com/karpgate/karpgate/test/crdsource"
+	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
 	"github.com/karpgate/karpgate/test/testenv"
 	"github.com/karpgate/karpgate/test/wait"
 )

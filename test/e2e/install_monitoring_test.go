@@ -16,10 +16,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 
-	"github.com/karpgate/karpgate/cmd/karpgate/app/install"
+	"github.com/karpgate/karpgate/install"
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/manifest"
 	"github.com/karpgate/karpgate/test/testenv"
+	"github.com/karpgate/karpgate/test/toolbin"
 )
 
 // chartMonitoringValues switch on everything the monitoring overlay has.
@@ -117,7 +118,7 @@ func checkMonitoringVariant(t *testing.T, objs []*manifest.Object, root string) 
 	if err := os.WriteFile(filepath.Join(dir, "rules.yaml"), mustJSON(t, rule.Spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run(t, promtoolBinary(t, root), "check", "rules", "--lint=all", "--lint-fatal", filepath.Join(dir, "rules.yaml"))
+	run(t, toolbin.Find(t, "KARPGATE_PROMTOOL", "promtool"), "check", "rules", "--lint=all", "--lint-fatal", filepath.Join(dir, "rules.yaml"))
 }
 
 // checkDashboardConfigMap: the dashboard in the ConfigMap is the JSON file
@@ -188,17 +189,4 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return data
-}
-
-// promtoolBinary is the promtool `make promtool` built.
-func promtoolBinary(t *testing.T, root string) string {
-	t.Helper()
-	if p := os.Getenv("KARPGATE_PROMTOOL"); p != "" {
-		return p
-	}
-	found, _ := filepath.Glob(filepath.Join(root, "bin", "promtool", "*", "promtool"))
-	if len(found) == 0 {
-		t.Fatalf("no promtool under %s/bin/promtool: run `make promtool` (make test builds it)", root)
-	}
-	return found[len(found)-1]
 }

@@ -14,9 +14,10 @@ import (
 	"time"
 
 	"github.com/karpgate/karpgate/internal/deploy"
+	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
 	"github.com/karpgate/karpgate/internal/manifest"
-	"github.com/karpgate/karpgate/test/crdsource"
 	"github.com/karpgate/karpgate/test/testenv"
+	"github.com/karpgate/karpgate/test/toolbin"
 )
 
 // rendering is one way an operator turns manifests/ into objects.
@@ -94,7 +95,7 @@ func TestInstallManifests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	helm := helmBinary(t, root)
+	helm := toolbin.Find(t, "KARPGATE_HELM", "helm")
 	env := testenv.Start(t, testenv.CRDs(t, crdsource.KarpenterV1_0_8, crdsource.CertManagerV1_21_2, crdsource.PrometheusOperatorV0_93_1), testenv.WebhooksResolveEndpoints())
 	kubectl := filepath.Join(env.AssetsDir, "kubectl")
 	g := newGuide(t, env, root, helm)
@@ -271,19 +272,6 @@ func applyRendering(t *testing.T, env *testenv.Env, r rendering, kubectl, helm, 
 	if rendered := len(parseObjects(t, r.name, out)); rendered != r.want.objects || len(names) != rendered {
 		t.Errorf("%s: %d objects rendered (want %d), %d read back: %v", r.name, rendered, r.want.objects, len(names), names)
 	}
-}
-
-func helmBinary(t *testing.T, root string) string {
-	t.Helper()
-	if h := os.Getenv("KARPGATE_HELM"); h != "" {
-		return h
-	}
-	found, _ := filepath.Glob(filepath.Join(root, "bin", "helm", "*", "helm"))
-	if len(found) == 0 {
-		t.Fatalf("no helm under %s/bin/helm: run `make helm` (make test builds it)", root)
-	}
-	sort.Strings(found)
-	return found[len(found)-1]
 }
 
 func run(t *testing.T, args ...string) []byte {

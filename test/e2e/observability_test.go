@@ -23,9 +23,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
-	"github.com/karpgate/karpgate/cmd/karpgate/app/install"
-	"github.com/karpgate/karpgate/cmd/karpgate/app/install/dashboard"
 	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
+	"github.com/karpgate/karpgate/install"
+	"github.com/karpgate/karpgate/install/dashboard"
+	goldenfile "github.com/karpgate/karpgate/test/golden"
 	"github.com/karpgate/karpgate/test/testenv"
 	"github.com/karpgate/karpgate/test/wait"
 )
@@ -247,10 +248,7 @@ func checkPromtoolSeries(t *testing.T, live []labels.Labels) {
 			}
 		})
 	}
-	files, _ := filepath.Glob("../../cmd/karpgate/app/install/testdata/promtool/*.yaml")
-	if len(files) == 0 {
-		t.Fatal("no promtool tests found")
-	}
+	files := goldenfile.Glob(t, "../../install/testdata/promtool/*.yaml")
 	p := parser.NewParser(parser.Options{})
 	for _, file := range files {
 		data, err := os.ReadFile(file)

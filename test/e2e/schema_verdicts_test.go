@@ -15,10 +15,10 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/karpgate/karpgate/crdschema"
+	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
 	"github.com/karpgate/karpgate/internal/manifest"
 	"github.com/karpgate/karpgate/lint"
 	"github.com/karpgate/karpgate/policies"
-	"github.com/karpgate/karpgate/test/crdsource"
 	"github.com/karpgate/karpgate/test/testenv"
 )
 

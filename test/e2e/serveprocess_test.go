@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/karpgate/karpgate/test/localca"
-	"github.com/karpgate/karpgate/test/loopback"
+	"github.com/karpgate/karpgate/internal/devcluster/localca"
+	"github.com/karpgate/karpgate/internal/devcluster/loopback"
 	"github.com/karpgate/karpgate/test/wait"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/karpgate/karpgate/test/crdsource"
+	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
 	"github.com/karpgate/karpgate/test/testenv"
 )
 

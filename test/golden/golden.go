@@ -37,3 +37,18 @@ func Assert(t testing.TB, path string, got []byte) {
 		t.Errorf("%s differs (go test -update rewrites it after you have checked the output):\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }
+
+// Glob returns the files matching pattern and fails t when the pattern is
+// malformed or matches nothing: a fixture glob left pointing at a folder
+// that moved would otherwise make its test silently stop testing.
+func Glob(t testing.TB, pattern string) []string {
+	t.Helper()
+	files, err := filepath.Glob(pattern)
+	if err != nil {
+		t.Fatalf("glob %s: %v", pattern, err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("glob %s matches no file: has the folder moved?", pattern)
+	}
+	return files
+}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/karpgate/karpgate/test/crdsource"
+	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
 )
 
 const module = "github.com/karpgate/karpgate"

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 	"time"
 
@@ -18,8 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
-	"github.com/karpgate/karpgate/test/controlplane"
-	"github.com/karpgate/karpgate/test/crdsource"
+	"github.com/karpgate/karpgate/internal/devcluster/controlplane"
+	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
+	"github.com/karpgate/karpgate/test/toolbin"
 )
 
 // Env is a running control plane bound to one test.
@@ -178,19 +178,7 @@ const EtcdctlEnv = "KARPGATE_ETCDCTL"
 // left under bin/etcdctl, so `go test` works after one `make etcdctl`.
 func Etcdctl(t testing.TB) string {
 	t.Helper()
-	if path := os.Getenv(EtcdctlEnv); path != "" {
-		return path
-	}
-	root, err := crdsource.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	found, _ := filepath.Glob(filepath.Join(root, "bin", "etcdctl", "*", "etcdctl"))
-	if len(found) == 0 {
-		t.Fatalf("no etcdctl under %s/bin/etcdctl: run `make etcdctl` (or `make test`, which builds it)", root)
-	}
-	sort.Strings(found)
-	return found[len(found)-1]
+	return toolbin.Find(t, EtcdctlEnv, "etcdctl")
 }
 
 // StoredAPIVersion reads from etcd itself the apiVersion a cluster-scoped

@@ -18,15 +18,15 @@ import (
 
 	"github.com/karpgate/karpgate/test/wait"
 
-	"github.com/karpgate/karpgate/test/loopback"
+	"github.com/karpgate/karpgate/internal/devcluster/loopback"
 
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/karpgate/karpgate/internal/devcluster/localca"
 	"github.com/karpgate/karpgate/test/benchratio"
-	"github.com/karpgate/karpgate/test/localca"
 	"github.com/karpgate/karpgate/webhook"
 )
 

@@ -12,18 +12,18 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/karpgate/karpgate/test/loopback"
+	"github.com/karpgate/karpgate/internal/devcluster/loopback"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
+	"github.com/karpgate/karpgate/internal/devcluster/controlplane"
+	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
+	"github.com/karpgate/karpgate/internal/devcluster/karpenterstack"
+	"github.com/karpgate/karpgate/internal/devcluster/localca"
 	"github.com/karpgate/karpgate/internal/webhookconfig"
-	"github.com/karpgate/karpgate/test/controlplane"
-	"github.com/karpgate/karpgate/test/crdsource"
-	"github.com/karpgate/karpgate/test/karpenterstack"
-	"github.com/karpgate/karpgate/test/localca"
 )
 
 // Options configure a local cluster.

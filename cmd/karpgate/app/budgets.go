@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/karpgate/karpgate/budget"
-	"github.com/karpgate/karpgate/budget/explain"
+	"github.com/karpgate/karpgate/budget/report"
 	"github.com/karpgate/karpgate/internal/manifest"
 )
 
@@ -79,7 +79,7 @@ Exit codes:
 }
 
 func runBudgets(s Streams, o budgetsOptions, inputs []string) error {
-	opts, err := o.explainOptions()
+	opts, err := o.reportOptions()
 	if err != nil {
 		return &ExitError{Code: ExitUsage, Err: err}
 	}
@@ -90,33 +90,33 @@ func runBudgets(s Streams, o budgetsOptions, inputs []string) error {
 	if err != nil {
 		return &ExitError{Code: ExitUsage, Err: err}
 	}
-	report, err := explain.Build(objects, opts)
+	r, err := report.Build(objects, opts)
 	if err != nil {
 		return &ExitError{Code: ExitUsage, Err: err}
 	}
-	if len(report.Pools) == 0 {
+	if len(r.Pools) == 0 {
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("no NodePool found in %d object(s) read from %v", len(objects), inputs)}
 	}
-	write := explain.WriteText
+	write := report.WriteText
 	if o.format == "json" {
-		write = explain.WriteJSON
+		write = report.WriteJSON
 	}
-	if err := write(s.Out, report); err != nil {
+	if err := write(s.Out, r); err != nil {
 		return err
 	}
 	if o.svg != "" {
-		if err := writeFile(o.svg, func(w io.Writer) error { return explain.WriteSVG(w, report) }); err != nil {
+		if err := writeFile(o.svg, func(w io.Writer) error { return report.WriteSVG(w, r) }); err != nil {
 			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--svg: %w", err)}
 		}
 	}
-	if report.Invalid() {
+	if r.Invalid() {
 		return &ExitError{Code: ExitInvalidBudgets}
 	}
 	return nil
 }
 
-func (o budgetsOptions) explainOptions() (explain.Options, error) {
-	opts := explain.Options{Nodes: o.nodes, Disrupting: o.disrupting}
+func (o budgetsOptions) reportOptions() (report.Options, error) {
+	opts := report.Options{Nodes: o.nodes, Disrupting: o.disrupting}
 	if o.nodes < 0 || o.disrupting < 0 {
 		return opts, fmt.Errorf("--nodes and --disrupting cannot be negative")
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // budgetFixtures are shared with the renderers' golden tests.
-const budgetFixtures = "../../../budget/explain/testdata/pools.yaml"
+const budgetFixtures = "../../../budget/report/testdata/pools.yaml"
 
 func runKarpgate(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()

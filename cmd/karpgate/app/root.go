@@ -65,7 +65,6 @@ admission webhook), and explains what disruption budgets allow.`,
 	root.AddCommand(newLintCommand(s))
 	root.AddCommand(newVerifyCommand(s))
 	root.AddCommand(newBudgetsCommand(s))
-	root.AddCommand(newManifestsCommand(s))
 	root.AddCommand(newPreflightCommand(s))
 	root.AddCommand(newMigrateStorageCommand(s))
 	for _, f := range extra {

@@ -6,7 +6,7 @@
 #   ignored or contradicts it, and user data written for that family breaks.
 #   amiFamily Custom is exempt: with an alias it is the documented way to run
 #   the alias's AMI with user data written in full by you (Karpenter's
-#   examples/v1/custom-family-with-alias.yaml).
+#   github.com/aws/karpenter-provider-aws/examples/v1/custom-family-with-alias.yaml).
 # custom:
 #   id: KG105
 #   severity: warn

@@ -18,8 +18,8 @@ import (
 	"github.com/karpgate/karpgate/cmd/karpgate/app"
 	"github.com/karpgate/karpgate/disruption/controller"
 	"github.com/karpgate/karpgate/disruption/events"
+	"github.com/karpgate/karpgate/internal/devcluster/karpenterstack"
 	"github.com/karpgate/karpgate/internal/karpenter"
-	"github.com/karpgate/karpgate/test/karpenterstack"
 	"github.com/karpgate/karpgate/test/testenv"
 )
 

@@ -28,7 +28,7 @@ import (
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
 	"github.com/karpgate/karpgate/disruption/controller"
 	"github.com/karpgate/karpgate/internal/deploy"
-	"github.com/karpgate/karpgate/test/karpenterstack"
+	"github.com/karpgate/karpgate/internal/devcluster/karpenterstack"
 	"github.com/karpgate/karpgate/test/testenv"
 	"github.com/karpgate/karpgate/test/wait"
 )

@@ -5,7 +5,7 @@
 //     from --cert-dir with hot reload, bounded concurrency, body size and
 //     per-request timeout;
 //   - the policy engine, compiled from karpgate.yaml and the policy and data
-//     folders and reloaded when they change (internal/policywatch);
+//     folders and reloaded when they change (policies/policywatch);
 //   - the metrics server: /metrics, and the disruption loop's /status;
 //   - health probes: /healthz, and /readyz once the policies are compiled
 //     and the webhook server answers TLS with its certificate;

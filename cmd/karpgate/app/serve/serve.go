@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/karpgate/karpgate/cmd/karpgate/app/policywatch"
 	"github.com/karpgate/karpgate/disruption/controller"
 	"github.com/karpgate/karpgate/internal/deploy"
+	"github.com/karpgate/karpgate/policies/policywatch"
 	"github.com/karpgate/karpgate/webhook"
 	"github.com/karpgate/karpgate/webhook/admission"
 	conversionwebhook "github.com/karpgate/karpgate/webhook/conversion"

@@ -1,0 +1,121 @@
+package karpenterstack
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
+)
+
+// TestVersionsAgreeWithTheBuild keeps the releases this package runs equal
+// to those the Makefile builds, the build-only modules pin, and the
+// KWOKNodeClass CRD pin.
+func TestVersionsAgreeWithTheBuild(t *testing.T) {
+	root, err := crdsource.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(parts ...string) string {
+		data, err := os.ReadFile(filepath.Join(append([]string{root}, parts...)...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	makefile := read("Makefile")
+	tests := []struct {
+		where, text, pattern, want string
+	}{
+		{"Makefile KARPENTER_VERSION", makefile, `(?m)^KARPENTER_VERSION\s*:=\s*(\S+)$`, KarpenterVersion},
+		{"Makefile KWOK_VERSION", makefile, `(?m)^KWOK_VERSION\s*:=\s*(\S+)$`, KwokVersion},
+		{"hack/karpenter/go.mod", read("hack", "karpenter", "go.mod"), requires("sigs.k8s.io/karpenter"), KarpenterVersion},
+		{"hack/kwok/go.mod", read("hack", "kwok", "go.mod"), requires("sigs.k8s.io/kwok"), KwokVersion},
+		{"hack/crds/" + string(crdsource.KarpenterKwokV1_0_8), read("hack", "crds", string(crdsource.KarpenterKwokV1_0_8), "go.mod"), requires("sigs.k8s.io/karpenter"), KarpenterVersion},
+	}
+	for _, tt := range tests {
+		m := regexp.MustCompile(tt.pattern).FindStringSubmatch(tt.text)
+		if m == nil {
+			t.Errorf("%s: no version found", tt.where)
+			continue
+		}
+		if m[1] != tt.want {
+			t.Errorf("%s says %s, the stack runs %s", tt.where, m[1], tt.want)
+		}
+	}
+	pin, err := crdsource.ReadPin(filepath.Join(root, "hack", "crds", string(crdsource.KarpenterKwokV1_0_8), "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pin.Module != "sigs.k8s.io/karpenter" || pin.Version != KarpenterVersion {
+		t.Errorf("the KWOKNodeClass pin is %s@%s, want sigs.k8s.io/karpenter@%s", pin.Module, pin.Version, KarpenterVersion)
+	}
+	if sum := read("hack", "karpenter", "go.sum"); !regexp.MustCompile(regexp.QuoteMeta(pin.Module + " " + pin.Version + " " + pin.Hash)).MatchString(sum) {
+		t.Errorf("hack/karpenter/go.sum does not pin %s %s to the CRD pin's hash %s", pin.Module, pin.Version, pin.Hash)
+	}
+}
+
+// requires matches a go.mod require of module, alone or in a block.
+func requires(module string) string {
+	return `(?m)^(?:require)?\s*` + regexp.QuoteMeta(module) + ` (v\S+)`
+}
+
+func TestFindBinariesNamesWhatIsMissing(t *testing.T) {
+	t.Setenv(KarpenterEnv, filepath.Join(t.TempDir(), "no-karpenter"))
+	t.Setenv(KwokEnv, filepath.Join(t.TempDir(), "no-kwok"))
+	_, err := FindBinaries(t.TempDir())
+	if err == nil {
+		t.Fatal("no error for an empty assets folder")
+	}
+	for _, want := range []string{"kube-scheduler is missing", "kube-controller-manager is missing", "no-karpenter is missing", "no-kwok is missing", "make tools"} {
+		if !regexp.MustCompile(regexp.QuoteMeta(want)).MatchString(err.Error()) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+}
+
+// TestHeartbeatDelay checks that the heartbeat stage keeps everything but
+// its delay when Options.NodeHeartbeat sets it, and that the default is the
+// stage file's own.
+func TestHeartbeatDelay(t *testing.T) {
+	data, err := stages.ReadFile("stages/" + heartbeatStageFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		every            time.Duration
+		wantMin, wantMax int64
+	}{
+		{10 * time.Second, 10000, 15000},
+		{2 * time.Minute, 120000, 180000},
+	} {
+		out, err := withDelay(data, tt.every)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, orig map[string]any
+		if err := yaml.Unmarshal(out, &got); err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.Unmarshal(data, &orig); err != nil {
+			t.Fatal(err)
+		}
+		delay := got["spec"].(map[string]any)["delay"].(map[string]any)
+		if delay["durationMilliseconds"] != float64(tt.wantMin) || delay["jitterDurationMilliseconds"] != float64(tt.wantMax) {
+			t.Errorf("every %v: delay %v, want %d..%d ms", tt.every, delay, tt.wantMin, tt.wantMax)
+		}
+		if tt.every == 10*time.Second && !reflect.DeepEqual(got, orig) {
+			t.Errorf("the default heartbeat differs from the stage file:\n%s\nwant\n%s", out, data)
+		}
+		delete(got["spec"].(map[string]any), "delay")
+		delete(orig["spec"].(map[string]any), "delay")
+		if !reflect.DeepEqual(got, orig) {
+			t.Errorf("every %v: more than the delay changed:\n%s", tt.every, out)
+		}
+	}
+}

@@ -1,8 +1,0 @@
-// Package controlplane starts a real kube-apiserver and etcd (through
-// controller-runtime's envtest) with a chosen set of CRDs, writes a
-// kubeconfig, and runs the real kubectl against it. Tests use it through
-// internal/testenv; `karpgate run` uses it for a local cluster.
-//
-// The binaries are built from source by `make tools` (see hack/k8s), never
-// downloaded; their folder comes from Options.AssetsDir or KUBEBUILDER_ASSETS.
-package controlplane
