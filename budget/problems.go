@@ -44,7 +44,7 @@ func Problems(pool map[string]any) []Problem {
 	var out []Problem
 	for _, fe := range Validate(budgets) {
 		pairing := fe.Value == "" && (strings.HasSuffix(fe.Path, ".schedule") || strings.HasSuffix(fe.Path, ".duration")) && isPairingProblem(budgets, fe.Path)
-		out = append(out, Problem{Kind: classify(fe.Path, pairing), Path: fe.Path, Message: fe.Problem, Fix: fe.Fix, Effect: fe.Effect})
+		out = append(out, Problem{Kind: classify(fe.Path, pairing), Path: fe.Path, Message: fe.Problem, Fix: fe.QuotedReplacement(), Effect: fe.Effect})
 	}
 	return out
 }

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/karpgate/karpgate/internal/fielderr"
 )
 
 // Effect says what happens to a NodePool carrying a problem.
@@ -19,21 +21,12 @@ const (
 	BlocksEveryReason Effect = "blocks"
 )
 
-// FieldError is one problem with a budget, located by field path.
+// FieldError is one problem with a budget, located by field path, and what
+// it does to the NodePool. Its Replacement, when known, is the value to write
+// instead.
 type FieldError struct {
-	Path    string // spec.disruption.budgets[1].schedule
-	Value   string // the value as written
-	Problem string // what is wrong, with the parser's own text where there is one
-	Fix     string // what to write instead; "" when unknown
-	Effect  Effect
-}
-
-func (e FieldError) Error() string {
-	s := e.Path + ": " + e.Problem
-	if e.Fix != "" {
-		s += "; use " + e.Fix
-	}
-	return s
+	fielderr.FieldError
+	Effect Effect
 }
 
 var nodesCRDPattern = regexp.MustCompile(`^((100|[0-9]{1,2})%|[0-9]+)$`)
@@ -44,9 +37,8 @@ var nodesCRDPattern = regexp.MustCompile(`^((100|[0-9]{1,2})%|[0-9]+)$`)
 func Validate(budgets []Budget) []FieldError {
 	var errs []FieldError
 	if len(budgets) > MaxBudgets {
-		errs = append(errs, FieldError{Path: budgetsPath, Value: fmt.Sprint(len(budgets)),
-			Problem: fmt.Sprintf("%d budgets; the CRD allows at most %d", len(budgets), MaxBudgets),
-			Effect:  RejectedByAPIServer})
+		errs = append(errs, rejected(budgetsPath, fmt.Sprint(len(budgets)),
+			fmt.Sprintf("%d budgets; the CRD allows at most %d", len(budgets), MaxBudgets), ""))
 	}
 	for _, b := range budgets {
 		errs = append(errs, b.Validate()...)
@@ -54,37 +46,42 @@ func Validate(budgets []Budget) []FieldError {
 	return errs
 }
 
+// rejected is a problem the CRD's schema or CEL refuses; replacement is
+// the value to write instead, "" when none is known.
+func rejected(path, value, problem, replacement string) FieldError {
+	return FieldError{FieldError: fielderr.FieldError{Path: path, Value: value, Problem: problem, Replacement: replacement}, Effect: RejectedByAPIServer}
+}
+
 // Validate checks one budget; see the package-level Validate.
 func (b Budget) Validate() []FieldError {
 	var errs []FieldError
 	path := b.Path()
 	if !nodesCRDPattern.MatchString(b.Nodes) {
-		errs = append(errs, FieldError{Path: path + ".nodes", Value: b.Nodes,
-			Problem: fmt.Sprintf("%q is not a node count; write a whole number (\"5\") or a percentage from 0%% to 100%% (\"10%%\")", b.Nodes),
-			Fix:     nodesFix(b.Nodes), Effect: RejectedByAPIServer})
+		errs = append(errs, rejected(path+".nodes", b.Nodes,
+			fmt.Sprintf("%q is not a node count; write a whole number (\"5\") or a percentage from 0%% to 100%% (\"10%%\")", b.Nodes),
+			nodesFix(b.Nodes)))
 	}
 	if b.Schedule != nil {
 		errs = append(errs, scheduleErrors(path+".schedule", *b.Schedule)...)
 	}
 	if b.Duration != nil {
 		if _, err := ParseDuration(*b.Duration); err != nil {
-			errs = append(errs, FieldError{Path: path + ".duration", Value: *b.Duration,
-				Problem: err.Error(), Effect: RejectedByAPIServer})
+			errs = append(errs, rejected(path+".duration", *b.Duration, err.Error(), ""))
 		}
 	}
 	switch {
 	case b.Schedule != nil && b.Duration == nil:
-		errs = append(errs, FieldError{Path: path + ".duration", Problem: "schedule is set without duration; the CRD requires both or neither (how long should each window last?)", Effect: RejectedByAPIServer})
+		errs = append(errs, rejected(path+".duration", "", "schedule is set without duration; the CRD requires both or neither (how long should each window last?)", ""))
 	case b.Schedule == nil && b.Duration != nil:
-		errs = append(errs, FieldError{Path: path + ".schedule", Problem: "duration is set without schedule; the CRD requires both or neither (remove duration for an always-active budget)", Effect: RejectedByAPIServer})
+		errs = append(errs, rejected(path+".schedule", "", "duration is set without schedule; the CRD requires both or neither (remove duration for an always-active budget)", ""))
 	}
 	for i, r := range b.Reasons {
 		if reasonKnown(r) {
 			continue
 		}
-		errs = append(errs, FieldError{Path: fmt.Sprintf("%s.reasons[%d]", path, i), Value: r,
-			Problem: fmt.Sprintf("%q is not a disruption reason; the reasons are Underutilized, Empty and Drifted (case matters)", r),
-			Fix:     reasonFix(r), Effect: RejectedByAPIServer})
+		errs = append(errs, rejected(fmt.Sprintf("%s.reasons[%d]", path, i), r,
+			fmt.Sprintf("%q is not a disruption reason; the reasons are Underutilized, Empty and Drifted (case matters)", r),
+			reasonFix(r)))
 	}
 	return errs
 }
@@ -94,10 +91,7 @@ func scheduleErrors(path, expr string) []FieldError {
 	if err == nil {
 		return nil
 	}
-	fe := FieldError{Path: path, Value: expr, Effect: BlocksEveryReason}
-	if fix := ScheduleFix(expr); fix != "" {
-		fe.Fix = fmt.Sprintf("%q", fix)
-	}
+	fe := FieldError{FieldError: fielderr.FieldError{Path: path, Value: expr, Replacement: ScheduleFix(expr)}, Effect: BlocksEveryReason}
 	if ScheduleAcceptedByAPIServer(expr) {
 		fe.Problem = fmt.Sprintf("%q is not a valid cron: %v; the API server accepts it, then Karpenter allows zero voluntary disruptions of this NodePool for every reason", expr, err)
 	} else {
@@ -120,7 +114,7 @@ func reasonKnown(r string) bool {
 func reasonFix(r string) string {
 	for _, known := range Reasons {
 		if strings.EqualFold(string(known), r) {
-			return fmt.Sprintf("%q", known)
+			return string(known)
 		}
 	}
 	return ""
@@ -130,10 +124,10 @@ func reasonFix(r string) string {
 func nodesFix(nodes string) string {
 	trimmed := strings.TrimSpace(nodes)
 	if trimmed != nodes && nodesCRDPattern.MatchString(trimmed) {
-		return fmt.Sprintf("%q", trimmed)
+		return trimmed
 	}
 	if pct, err := strconv.Atoi(strings.TrimSuffix(trimmed, "%")); err == nil && strings.HasSuffix(trimmed, "%") && pct > 100 {
-		return `"100%"`
+		return "100%"
 	}
 	return ""
 }

@@ -55,7 +55,7 @@ func TestValidate(t *testing.T) {
 			}
 			for i, w := range tt.want {
 				g := got[i]
-				if g.Path != w.path || g.Effect != w.effect || !strings.Contains(g.Problem, w.problem) || g.Fix != w.fix {
+				if g.Path != w.path || g.Effect != w.effect || !strings.Contains(g.Problem, w.problem) || g.QuotedReplacement() != w.fix {
 					t.Errorf("problem %d = %+v\nwant path %s effect %s problem ~%q fix %q", i, g, w.path, w.effect, w.problem, w.fix)
 				}
 				if !strings.HasPrefix(g.Error(), w.path+": ") {

@@ -2,11 +2,12 @@ package conversion
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/karpgate/karpgate/internal/fielderr"
 )
 
 // Error is a failed conversion of one object: it names the object and wraps
-// the FieldError that says which field is wrong and how to fix it.
+// the fielderr.FieldError that says which field is wrong and how to fix it.
 type Error struct {
 	Object string // "NodePool/default"
 	Err    error
@@ -16,33 +17,11 @@ func (e *Error) Error() string { return e.Object + ": " + e.Err.Error() }
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// FieldError is a problem with one field, named by its path such as
-// `spec.disruption.budgets[1]` or `metadata.annotations[compatibility.karpenter.sh/v1beta1-kubelet-conversion]`.
-type FieldError struct {
-	Path    string
-	Problem string
-	Fix     string // optional
+func fieldError(path, fix, format string, args ...any) *fielderr.FieldError {
+	return &fielderr.FieldError{Path: path, Problem: fmt.Sprintf(format, args...), Fix: fix}
 }
 
-func (e *FieldError) Error() string {
-	var b strings.Builder
-	if e.Path != "" {
-		b.WriteString(e.Path)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Problem)
-	if e.Fix != "" {
-		b.WriteString("; ")
-		b.WriteString(e.Fix)
-	}
-	return b.String()
-}
-
-func fieldError(path, fix, format string, args ...any) *FieldError {
-	return &FieldError{Path: path, Problem: fmt.Sprintf(format, args...), Fix: fix}
-}
-
-func wrongType(path string, got any, want string) *FieldError {
+func wrongType(path string, got any, want string) *fielderr.FieldError {
 	return fieldError(path, "", "want %s, got %s", want, typeName(got))
 }
 

@@ -6,7 +6,7 @@ import (
 )
 
 // Typed access to the fields the conversion reads. Absent and null fields
-// read as absent; a field of the wrong type is a FieldError naming its path.
+// read as absent; a field of the wrong type is a fielderr.FieldError naming its path.
 // Fields the conversion does not read are never type-checked: they pass
 // through untouched.
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/karpgate/karpgate/conversion"
 	"github.com/karpgate/karpgate/crdschema"
+	"github.com/karpgate/karpgate/internal/fielderr"
 	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/internal/manifest"
 	"github.com/karpgate/karpgate/policies"
@@ -108,7 +109,7 @@ func (st *SchemaStage) checkConverted(ctx context.Context, obj *manifest.Object,
 	converted, err := conversion.Convert(ctx, obj.Content, karpenter.V1, conversion.Options{})
 	if err != nil {
 		violation := policies.SchemaViolation{Class: string(crdschema.Other), Message: "cannot be converted to v1 to check it against the CRD: " + err.Error()}
-		var fe *conversion.FieldError
+		var fe *fielderr.FieldError
 		if errors.As(err, &fe) {
 			violation.Path, violation.Message, violation.Fix = fe.Path, "cannot be converted to v1 to check it against the CRD: "+fe.Problem, fe.Fix
 		}

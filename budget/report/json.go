@@ -105,7 +105,7 @@ func toJSONPool(p *Pool, r *Report) jsonPool {
 	}
 	for _, pr := range p.Problems {
 		jp.Problems = append(jp.Problems, jsonProblem{Path: pr.Path, Line: pr.Line, Column: pr.Column, Value: pr.Value,
-			Problem: pr.Problem, Fix: pr.Fix, Effect: string(pr.Effect)})
+			Problem: pr.Problem, Fix: pr.QuotedReplacement(), Effect: string(pr.Effect)})
 	}
 	jp.Rejected = p.Rejected()
 	jp.Blocked = p.BlockedThroughout()

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/karpgate/karpgate/conversion/manifests"
+	"github.com/karpgate/karpgate/conversion/rewrite"
 	"github.com/karpgate/karpgate/internal/manifest"
 )
 
@@ -61,8 +61,8 @@ func runConvert(cmd *cobra.Command, s Streams, opts convertOptions, args []strin
 			return &ExitError{Code: ExitUsage, Err: errors.New("-w cannot rewrite standard input")}
 		}
 	}
-	result, err := manifests.Convert(cmd.Context(), args, s.In)
-	var failed manifests.ObjectErrors
+	result, err := rewrite.Convert(cmd.Context(), args, s.In)
+	var failed rewrite.ObjectErrors
 	switch {
 	case errors.As(err, &failed):
 		return &ExitError{Code: exitConvertFailed, Err: fmt.Errorf("nothing converted:\n%w", err)}
@@ -106,7 +106,7 @@ func runConvert(cmd *cobra.Command, s Streams, opts convertOptions, args []strin
 
 // printStream writes every source as one YAML stream, with a document
 // marker between sources.
-func printStream(s Streams, files []manifests.File) error {
+func printStream(s Streams, files []rewrite.File) error {
 	for i, f := range files {
 		out := f.Output
 		if i > 0 && len(out) > 0 && !startsWithMarker(out) {

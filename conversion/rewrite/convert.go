@@ -1,4 +1,4 @@
-package manifests
+package rewrite
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/karpgate/karpgate/conversion"
+	"github.com/karpgate/karpgate/internal/fielderr"
 	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/internal/manifest"
 )
@@ -121,7 +122,7 @@ func Convert(ctx context.Context, inputs []string, stdin io.Reader) (*Result, er
 		converted, err := conversion.Convert(ctx, o.before, karpenter.V1, opts)
 		if err != nil {
 			line := o.src.Node.Line
-			var field *conversion.FieldError
+			var field *fielderr.FieldError
 			if errors.As(err, &field) {
 				line = o.src.Position(field.Path).Line
 			}

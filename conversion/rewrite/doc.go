@@ -1,4 +1,4 @@
-// Package manifests converts Karpenter v1beta1 manifests in files to v1, the
+// Package rewrite converts Karpenter v1beta1 manifests in files to v1, the
 // work behind `karpgate convert`.
 //
 // Objects are converted by the conversion package; this package writes the
@@ -14,4 +14,4 @@
 // deterministically named copies, and repointing those NodePools), and the
 // annotations that only serve a way back to v1beta1 are left out. Every
 // change is reported, with the NodePools whose nodes will drift because of it.
-package manifests
+package rewrite

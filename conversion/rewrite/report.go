@@ -1,4 +1,4 @@
-package manifests
+package rewrite
 
 import (
 	"encoding/json"
