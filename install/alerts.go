@@ -1,15 +1,25 @@
 package install
 
 import (
+	"strings"
+
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/karpgate/karpgate/internal/deploy"
 )
 
-// RunbookURL is where every alert's runbook_url points: the README's
-// "Operating karpgate" section lists each alert with what to do.
-const RunbookURL = "https://github.com/karpgate/karpgate/blob/main/README.md#operating-karpgate"
+// RunbooksURL is the page of runbooks, docs/runbooks.md: one section per
+// alert, headed by the alert's name, with what it means, how to check and
+// how to fix.
+const RunbooksURL = "https://github.com/karpgate/karpgate/blob/main/docs/runbooks.md"
+
+// RunbookURL is where an alert's runbook_url points: its own section of the
+// runbooks page, whose anchor is GitHub's slug of the heading, the alert's
+// name in lower case.
+func RunbookURL(alert string) string {
+	return RunbooksURL + "#" + strings.ToLower(alert)
+}
 
 // Rule group names.
 const (
@@ -40,7 +50,7 @@ type Alert struct {
 	Runbook string
 }
 
-// RecordingRules are the series the alerts and the README refer to.
+// RecordingRules are the series the alerts and the runbooks refer to.
 func RecordingRules() []monitoringv1.Rule {
 	record := func(name, expr string) monitoringv1.Rule {
 		return monitoringv1.Rule{Record: name, Expr: intstr.FromString(expr)}
@@ -133,7 +143,7 @@ and on (nodepool)
 			Summary:  "karpgate rule {{ $labels.rule }} denies {{ $value | humanize }} writes a minute",
 			Description: "Rule {{ $labels.rule }} has denied {{ $value | humanize }} NodePool or EC2NodeClass writes a minute for 15 minutes: a controller (a GitOps tool, or Karpenter) " +
 				"is probably retrying a change the rule refuses.",
-			Runbook: "Find the writer in karpgate's log or the API server's audit log; fix the object (`karpgate lint` shows the same finding), or make the rule warn at admission in karpgate.yaml.",
+			Runbook: "karpgate does not log denials: find the writer in the API server's audit log (or the status of the GitOps tool that applies it); fix the object (`karpgate lint` shows the same finding), or make the rule warn at admission in karpgate.yaml.",
 		},
 		{
 			Name: "KarpgateAdmissionErrors",
@@ -177,7 +187,7 @@ sum by (webhook) (rate(controller_runtime_webhook_requests_total[10m]))
 			Severity:    "warning",
 			Summary:     "karpgate's {{ $labels.endpoint }} handler panicked",
 			Description: "karpgate's {{ $labels.endpoint }} handler panicked on about {{ printf \"%.0f\" $value }} request(s) in the last 10 minutes; each got a 500, to which the API server applied the webhook's failure policy. karpgate kept serving.",
-			Runbook:     "karpgate's log has each panic with its stack and the request's object: report it with the object (karpgate's bug); `karpgate lint` or `karpgate convert` on the object usually reproduces it offline.",
+			Runbook:     "karpgate's log has each panic with its stack (\"panicked\"; the admission handler's also name the object): report it with the log lines (karpgate's bug); `karpgate lint` or `karpgate convert` on the object usually reproduces it offline.",
 		},
 		{
 			Name:        "KarpgatePolicyReloadFailing",
@@ -222,7 +232,7 @@ func AlertingRules(alerts []Alert) []monitoringv1.Rule {
 				"summary":     a.Summary,
 				"description": a.Description,
 				"runbook":     a.Runbook,
-				"runbook_url": RunbookURL,
+				"runbook_url": RunbookURL(a.Name),
 			},
 		}
 		if a.For != "" {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -77,7 +78,7 @@ func TestAlertsWithPromtool(t *testing.T) {
 						if annotations == nil {
 							t.Fatalf("%s: an expected %s alert has no exp_annotations", file, name)
 						}
-						annotations["runbook"], annotations["runbook_url"] = a.Runbook, RunbookURL
+						annotations["runbook"], annotations["runbook_url"] = a.Runbook, RunbookURL(a.Name)
 						tested[name] = true
 					}
 				}
@@ -141,35 +142,70 @@ func TestAlertThresholdsReachTheRules(t *testing.T) {
 	}
 }
 
-// TestAlertsHaveRunbooks: every alert says what to do, and the README's
-// "Operating karpgate" section, where runbook_url points, lists it.
+// TestAlertsHaveRunbooks: every alert says what to do, and its runbook_url
+// points at a section of docs/runbooks.md headed by its name that says what
+// it means, how to check and how to fix; the page has no section for an
+// alert that does not exist.
 func TestAlertsHaveRunbooks(t *testing.T) {
 	root, err := crdsource.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	const repoBlob = "https://github.com/karpgate/karpgate/blob/main/"
+	page, found := strings.CutPrefix(RunbooksURL, repoBlob)
+	if !found {
+		t.Fatalf("RunbooksURL %s is not a file of the repository's main branch", RunbooksURL)
+	}
+	doc, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(page)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, found := strings.Cut(string(readme), "\n## Operating karpgate\n")
-	if !found || !strings.HasSuffix(RunbookURL, "#operating-karpgate") {
-		t.Fatalf("README.md has no \"## Operating karpgate\" section for %s", RunbookURL)
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	sections := runbookSections(string(doc))
+	alertName := regexp.MustCompile(`^Karpgate[A-Za-z0-9]+$`)
 	var names []string
 	for _, a := range Alerts(Defaults().Monitoring.PrometheusRule.Alerts.Thresholds()) {
 		if a.Runbook == "" || a.Summary == "" || a.Description == "" || !slices.Contains([]string{"warning", "critical"}, a.Severity) {
 			t.Errorf("%s: summary, description, runbook and a severity of warning or critical are required: %+v", a.Name, a)
 		}
-		if !strings.Contains(section, "`"+a.Name+"`") {
-			t.Errorf("README.md's Operating karpgate section does not list `%s`", a.Name)
-		}
 		if slices.Contains(names, a.Name) {
 			t.Errorf("alert %s is defined twice", a.Name)
 		}
 		names = append(names, a.Name)
+		// GitHub's anchor for a heading of letters and digits is the
+		// heading in lower case.
+		if !alertName.MatchString(a.Name) {
+			t.Errorf("alert %s: a name of letters and digits after Karpgate keeps its runbook anchor simple", a.Name)
+		}
+		if want := RunbooksURL + "#" + strings.ToLower(a.Name); RunbookURL(a.Name) != want {
+			t.Errorf("%s: runbook_url %s, want %s", a.Name, RunbookURL(a.Name), want)
+		}
+		section, ok := sections[a.Name]
+		if !ok {
+			t.Errorf("%s has no section \"## %s\"", page, a.Name)
+			continue
+		}
+		for _, part := range []string{"**What it means.**", "**How to check.**", "**How to fix.**"} {
+			if !strings.Contains(section, part) {
+				t.Errorf("%s, section %s: no %s", page, a.Name, part)
+			}
+		}
 	}
+	for name := range sections {
+		if !slices.Contains(names, name) {
+			t.Errorf("%s has a section %s, but karpgate has no such alert", page, name)
+		}
+	}
+}
+
+// runbookSections maps each level-two heading of the runbooks page to the
+// text under it, up to the next level-two heading.
+func runbookSections(doc string) map[string]string {
+	sections := map[string]string{}
+	for _, part := range strings.Split(doc, "\n## ")[1:] {
+		heading, body, _ := strings.Cut(part, "\n")
+		sections[strings.TrimSpace(heading)] = body
+	}
+	return sections
 }
 
 func TestMonitoringOptionsAreChecked(t *testing.T) {

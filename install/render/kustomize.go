@@ -118,8 +118,8 @@ func addMonitoring(tree Tree, m *install.Monitoring) error {
 }
 
 // monitoringNote heads the component's resources.
-const monitoringNote = `ServiceMonitor, PrometheusRule (alerts with runbooks: README, Operating
-karpgate) and the Grafana dashboard as a ConfigMap for Grafana's sidecar.
+const monitoringNote = `ServiceMonitor, PrometheusRule (alerts with runbooks: docs/runbooks.md)
+and the Grafana dashboard as a ConfigMap for Grafana's sidecar.
 They need the prometheus-operator CRDs. Include this component in your
 kustomization (components: [<path>/components/monitoring]) and bind
 Prometheus's service account to ClusterRole karpgate-metrics-reader.`

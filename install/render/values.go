@@ -148,7 +148,7 @@ func valueDocs() map[string]valueDoc {
 		"monitoring.prometheusServiceAccount":            {comment: "When name is set, bind this service account (Prometheus's) to ClusterRole\n" + deploy.MetricsReaderClusterRole + ", which may GET " + deploy.MetricsPath + ", however Prometheus finds karpgate."},
 		"monitoring.prometheusServiceAccount.name":       {comment: "prometheus-k8s in kube-prometheus, for example."},
 		"monitoring.prometheusServiceAccount.namespace":  {comment: "Its namespace (monitoring in kube-prometheus)."},
-		"monitoring.prometheusRule":                      {comment: "Recording rules and alerts, each with a runbook line (README: Operating karpgate)."},
+		"monitoring.prometheusRule":                      {comment: "Recording rules and alerts, each with a runbook line and a link into docs/runbooks.md."},
 		"monitoring.prometheusRule.enabled":              {comment: "Render the PrometheusRule."},
 		"monitoring.prometheusRule.labels":               labels("PrometheusRule, for a Prometheus whose ruleSelector wants some"),
 		"monitoring.prometheusRule.alerts":               {comment: "Alert thresholds. helm --set reads a fraction such as 0.5 as text: use --set-json for those."},

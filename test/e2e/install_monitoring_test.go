@@ -53,7 +53,7 @@ var helmMonitoringVariant = rendering{name: "helm monitoring values", namespace:
 
 // checkMonitoringVariant: each changed value reaches its object, and the
 // rules with the changed thresholds are still valid for promtool.
-func checkMonitoringVariant(t *testing.T, objs []*manifest.Object, root string) {
+func checkMonitoringVariant(t *testing.T, objs []*manifest.Object) {
 	t.Helper()
 	var svc corev1.Service
 	var sm monitoringv1.ServiceMonitor

@@ -127,7 +127,7 @@ func TestInstallManifests(t *testing.T) {
 		})
 	}
 	t.Run("render and check/"+helmMonitoringVariant.name+"/values reach the objects", func(t *testing.T) {
-		checkMonitoringVariant(t, rendered[helmMonitoringVariant.name], root)
+		checkMonitoringVariant(t, rendered[helmMonitoringVariant.name])
 	})
 	t.Run("helm with monitoring equals the monitoring overlay", func(t *testing.T) {
 		sameObjects(t, rendered[monitoringOverlay.name], rendered[helmMonitoring.name])

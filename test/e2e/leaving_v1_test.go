@@ -28,7 +28,7 @@ type preflightReport struct {
 	}
 }
 
-// TestLeavingKarpenterV1 walks the README's "Leaving Karpenter v1.0" on a
+// TestLeavingKarpenterV1 walks the steps of docs/upgrading-karpenter.md on a
 // real API server made to look upgraded from v0.37 (objects written while
 // the CRDs stored v1beta1, then v1 made the storage version, karpgate
 // converting), reading etcd itself: preflight finds each planted problem;

@@ -149,6 +149,24 @@ func TestMarkdownLinksResolve(t *testing.T) {
 	}
 }
 
+// maxReadmeLines bounds README.md: it is for users deciding whether and how
+// to use karpgate, and links into docs/ for the rest (issue 28).
+const maxReadmeLines = 250
+
+func TestReadmeIsShort(t *testing.T) {
+	root, err := crdsource.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(data), "\n"); lines >= maxReadmeLines {
+		t.Errorf("README.md has %d lines, %d or more: move the detail into a page under docs/ and link to it", lines, maxReadmeLines)
+	}
+}
+
 func TestHeadingSlug(t *testing.T) {
 	tests := map[string]string{
 		"Two commands":                             "two-commands",

@@ -10,8 +10,8 @@ import (
 	conversionwebhook "github.com/karpgate/karpgate/webhook/conversion"
 )
 
-// The shares of the container's memory limit; the README's "Memory"
-// section works them through for the default 512Mi.
+// The shares of the container's memory limit; "Staying up" in
+// docs/operations.md works them through for the default 512Mi.
 const (
 	// heapPercent of the limit becomes GOMEMLIMIT: the Go runtime collects
 	// harder as the heap nears it, and the rest covers what the heap limit
