@@ -57,6 +57,10 @@ TEST_FLAGS  ?=
 RACE        ?= -race
 
 export KUBEBUILDER_ASSETS := $(ASSETS)
+
+# Independent targets build side by side: two streams keep both cores busy
+# while one of them links, downloads or waits on a test's API server.
+MAKEFLAGS += --jobs=2
 # The install tests render the Helm chart with this helm.
 export KARPGATE_HELM := $(HELM)
 # The alert tests run this promtool.
@@ -84,17 +88,24 @@ tools: $(TOOLS) $(KARPENTER) $(KWOK) ## Build the control plane, Karpenter's kwo
 
 # Built from the module proxy by the build-only module in hack/k8s: the usual
 # envtest download is not reachable, and building pins exactly what we test.
-# No file prerequisites on purpose: the folder is named by version, and a fresh
-# checkout's new timestamps must not trigger a rebuild of minutes.
-$(ASSETS)/kube-apiserver $(ASSETS)/kubectl $(ASSETS)/kube-scheduler $(ASSETS)/kube-controller-manager:
-	@mkdir -p $(ASSETS)
-	@echo "building $(notdir $@) $(K8S_VERSION) from source (a few minutes the first time)"
-	cd hack/k8s && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(K8S_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/$(notdir $@)
+# One `go build` makes the five control-plane binaries and etcdctl (same
+# module): one scheduler compiles what they share once and overlaps each
+# link with the others' compiles. A major-version suffix names a binary by the
+# element before it, so etcd's server comes out as "server".
+# No file prerequisites on purpose: the folders are named by version, and a
+# fresh checkout's new timestamps must not trigger a rebuild of minutes.
+K8S_PACKAGES := k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl \
+                k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-controller-manager \
+                go.etcd.io/etcd/server/v3 go.etcd.io/etcd/etcdctl/v3
 
-$(ASSETS)/etcd:
-	@mkdir -p $(ASSETS)
-	@echo "building etcd from source"
-	cd hack/k8s && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ go.etcd.io/etcd/server/v3
+$(TOOLS) $(ETCDCTL) &:
+	@mkdir -p $(ASSETS) $(dir $(ETCDCTL)) $(ASSETS)/.build
+	@echo "building kube-apiserver, etcd, kubectl, kube-scheduler, kube-controller-manager $(K8S_VERSION) and etcdctl $(ETCDCTL_VERSION) from source (minutes the first time)"
+	cd hack/k8s && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(K8S_LDFLAGS)' -o $(ASSETS)/.build/ $(K8S_PACKAGES)
+	mv $(ASSETS)/.build/server $(ASSETS)/etcd
+	mv $(ASSETS)/.build/etcdctl $(ETCDCTL)
+	mv $(ASSETS)/.build/kube-apiserver $(ASSETS)/.build/kubectl $(ASSETS)/.build/kube-scheduler $(ASSETS)/.build/kube-controller-manager $(ASSETS)/
+	rmdir $(ASSETS)/.build
 
 # Karpenter's own main package for its kwok provider, with its version
 # stamped as its Makefile does; its metrics report it in karpenter_build_info.
@@ -108,12 +119,7 @@ $(KWOK):
 	@echo "building kwok $(KWOK_VERSION) from source"
 	cd hack/kwok && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ sigs.k8s.io/kwok/cmd/kwok
 
-etcdctl: $(ETCDCTL) ## Build etcdctl from source (once; cached), for the storage migration tests.
-
-$(ETCDCTL):
-	@mkdir -p $(dir $@)
-	@echo "building etcdctl $(ETCDCTL_VERSION) from source"
-	cd hack/k8s && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ go.etcd.io/etcd/etcdctl/v3
+etcdctl: $(ETCDCTL) ## Build etcdctl from source (once; cached, with the control plane), for the storage migration tests.
 
 helm: $(HELM) ## Build helm from the Go module proxy (once; cached), for the chart tests.
 
@@ -157,24 +163,38 @@ $(KUBECONFORM):
 manifests: ## Regenerate manifests/ (kustomize base and overlays, monitoring, Helm chart) from the Go types.
 	$(GO) run ./cmd/karpgate-dev manifests --out manifests
 
-# build is a prerequisite so that the command the Dockerfile runs is the one
-# CI runs (test/e2e/dockerfile_test.go keeps them identical).
-test: lint tools etcdctl helm promtool build ## Lint, build, then every test: unit, fuzz seeds, e2e against a real API server.
-	$(GO) test $(RACE) -count=1 -timeout 45m $(TEST_FLAGS) ./...
+# `make test` runs two streams side by side (--jobs=2 below): the unit tests
+# start as soon as lint is done, while the tools the end-to-end tests need
+# are still building; the end-to-end tests start when those are built.
+# build is a prerequisite of e2e so that the command the Dockerfile runs is
+# one CI runs (test/e2e/dockerfile_test.go keeps them identical).
+test: unit e2e ## Lint, build, then every test: unit, fuzz seeds, e2e against a real API server.
+
+# Under `make test`, lint comes before either test run: it compiles every
+# package's dependencies with $(RACE) once, which both runs then reuse, rather
+# than two go commands compiling the same packages at the same time.
+ifneq ($(filter test,$(MAKECMDGOALS)),)
+unit e2e: lint
+endif
+
+UNIT_PACKAGES = $$($(GO) list ./... | grep -v /test/e2e)
 
 unit: promtool ## Only the tests that need no API server, with the race detector.
-	$(GO) test $(RACE) -count=1 $(TEST_FLAGS) $$($(GO) list ./... | grep -v /test/e2e)
+	$(GO) test $(RACE) -count=1 -timeout 45m $(TEST_FLAGS) $(UNIT_PACKAGES)
 
-e2e: tools etcdctl helm promtool ## Only the end-to-end tests, with the race detector.
+e2e: tools etcdctl helm promtool build ## Only the end-to-end tests, with the race detector.
 	$(GO) test $(RACE) -count=1 -timeout 45m $(TEST_FLAGS) ./test/e2e/...
 
+# go vet and golangci-lint compile the packages they check with the test
+# runs' flags ($(RACE); GOFLAGS reaches golangci-lint's go list), so those
+# compiled packages serve the tests too instead of being compiled twice.
 lint: $(GOLANGCI_LINT) ## go vet, gofmt, go.mod tidiness, golangci-lint (.golangci.yml) and opa fmt on the built-in rules.
-	$(GO) vet ./...
+	$(GO) vet $(RACE) ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy; run go mod tidy:"; $(GO) mod tidy -diff; exit 1; }
-	$(GOLANGCI_LINT) run --allow-parallel-runners ./...
-	$(GO) test -count=1 -run '^TestRegoIsFormatted$$' ./policies
+	GOFLAGS='$(RACE)' $(GOLANGCI_LINT) run --allow-parallel-runners ./...
+	$(GO) test $(RACE) -count=1 -run '^TestRegoIsFormatted$$' ./policies
 
 bench: tools ## Benchmarks, with their in-run baselines.
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
