@@ -38,6 +38,16 @@ func (b karpgateBuiltin) astDecl() *ast.Builtin {
 	return &ast.Builtin{Name: f.Name, Description: f.Description, Decl: f.Decl}
 }
 
+// builtinDeclarations are karpgate's builtins as the compiler declares
+// them (see sandbox.Capabilities).
+func builtinDeclarations() []*ast.Builtin {
+	decls := make([]*ast.Builtin, 0, len(karpgateBuiltins))
+	for _, b := range karpgateBuiltins {
+		decls = append(decls, b.astDecl())
+	}
+	return decls
+}
+
 func (b karpgateBuiltin) regoOption(cache *budgetCache) func(*rego.Rego) {
 	return rego.FunctionDyn(b.function(), b.impl(cache))
 }

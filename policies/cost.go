@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
-	"github.com/open-policy-agent/opa/v1/topdown"
 
 	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/policies/sandbox"
 )
 
 // sampleObjects are what a policy set is tried on when it loads: a v1
@@ -94,7 +93,7 @@ func sampleObjects() []Request {
 func (e *Engine) checkCost(ctx context.Context) error {
 	for _, req := range sampleObjects() {
 		_, err := e.Evaluate(ctx, req)
-		if err == nil || !errors.Is(err, ErrTooExpensive) {
+		if err == nil || !errors.Is(err, sandbox.ErrTooExpensive) {
 			continue // evaluation errors of other kinds are the request's to report
 		}
 		culprit := e.costliestRule(ctx, req)
@@ -126,35 +125,14 @@ func (e *Engine) costliestRule(ctx context.Context, req Request) string {
 			queries = append(queries, e.queries.groups[i])
 		}
 	}
-	last := &lastLocation{}
-	for _, query := range queries {
-		last.loc = nil
-		b := newBudget(e.limits)
-		_, err := query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalTime(e.now()), rego.EvalExternalCancel(b), rego.EvalQueryTracer(last))
-		if errors.Is(b.explain(ctx, err), ErrTooExpensive) {
-			break
-		}
-	}
-	if last.loc == nil {
+	loc := sandbox.RanOutAt(ctx, queries, input, e.now(), e.limits)
+	if loc == nil {
 		return ""
 	}
 	for _, r := range e.catalog {
-		if r.File == last.loc.File {
-			return fmt.Sprintf(" rule %s (%s:%d)", r.ID, r.File, last.loc.Row)
+		if r.File == loc.File {
+			return fmt.Sprintf(" rule %s (%s:%d)", r.ID, r.File, loc.Row)
 		}
 	}
-	return fmt.Sprintf(" %s:%d", last.loc.File, last.loc.Row)
+	return fmt.Sprintf(" %s:%d", loc.File, loc.Row)
 }
-
-// lastLocation remembers where the evaluation last was.
-type lastLocation struct{ loc *ast.Location }
-
-func (l *lastLocation) Enabled() bool { return true }
-
-func (l *lastLocation) TraceEvent(ev topdown.Event) {
-	if ev.Location != nil && ev.Location.File != "" {
-		l.loc = ev.Location
-	}
-}
-
-func (l *lastLocation) Config() topdown.TraceConfig { return topdown.TraceConfig{} }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/policies/sandbox"
 )
 
 // The engine skips a query whose selection has no rules for the kind at
@@ -20,7 +21,7 @@ func TestDispatchTableAgreesWithTheDispatchData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compiler, err := compile(set.modules)
+	compiler, err := sandbox.Compile(set.modules, builtinDeclarations())
 	if err != nil {
 		t.Fatal(err)
 	}

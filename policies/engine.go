@@ -14,6 +14,7 @@ import (
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/policies/sandbox"
 )
 
 // Options configure an Engine.
@@ -26,8 +27,8 @@ type Options struct {
 	// Now is the clock for time-dependent rules (budget windows); nil
 	// means time.Now. Tests and `lint --now` pin it.
 	Now func() time.Time
-	// Limits bound each evaluation; zero fields mean DefaultLimits.
-	Limits Limits
+	// Limits bound each evaluation; zero fields mean sandbox.DefaultLimits.
+	Limits sandbox.Limits
 
 	// evaluateEveryRuleEveryTime turns off the rule groups' memo, for tests
 	// that compare with it.
@@ -55,7 +56,7 @@ type Engine struct {
 	// what they found; see groups.go.
 	groups    []*ruleGroup
 	groupRuns *violationCache
-	limits    Limits
+	limits    sandbox.Limits
 }
 
 // New loads, checks and compiles the built-in rules with the user's
@@ -75,7 +76,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err := checkPatchesDeclared(set.modules, set.catalog); err != nil {
 		return nil, err
 	}
-	compiler, err := compile(set.modules)
+	compiler, err := sandbox.Compile(set.modules, builtinDeclarations())
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +95,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e := &Engine{
 		cfg: cfg, catalog: set.catalog, byKey: map[string]Rule{}, queries: qs, selected: selected, wholeObjects: wholeObjects, now: opts.Now,
-		budgets: budgets, groups: groups, groupRuns: newViolationCache(), limits: opts.Limits.withDefaults(),
+		budgets: budgets, groups: groups, groupRuns: newViolationCache(), limits: opts.Limits.WithDefaults(),
 	}
 	if e.now == nil {
 		e.now = time.Now
@@ -106,23 +107,6 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	return e, nil
-}
-
-// newCompiler is a compiler with karpgate's restricted capabilities.
-func newCompiler() *ast.Compiler {
-	return ast.NewCompiler().
-		WithCapabilities(capabilities()).
-		WithDefaultRegoVersion(ast.RegoV1).
-		WithEnablePrintStatements(true)
-}
-
-// compile compiles modules with karpgate's restricted capabilities.
-func compile(modules map[string]*ast.Module) (*ast.Compiler, error) {
-	c := newCompiler()
-	if c.Compile(modules); c.Failed() {
-		return nil, explainCompileErrors(c.Errors)
-	}
-	return c, nil
 }
 
 func checkRulesDefineViolation(c *ast.Compiler, catalog Catalog) error {
@@ -231,7 +215,7 @@ type rawViolation struct {
 
 // violations evaluates one prepared query.
 func (e *Engine) violations(ctx context.Context, query rego.PreparedEvalQuery, input ast.Value, now time.Time, ref string) ([]rawViolation, error) {
-	rs, err := e.eval(ctx, query, input, now)
+	rs, err := sandbox.Eval(ctx, query, input, now, e.limits)
 	if err != nil {
 		return nil, fmt.Errorf("evaluating %s: %w", ref, err)
 	}

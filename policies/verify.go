@@ -15,6 +15,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/topdown"
 
 	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/policies/sandbox"
 )
 
 // Rego unit tests follow `opa test`'s conventions: a rule named test_* is a
@@ -73,7 +74,7 @@ func RunTests(ctx context.Context, opts TestOptions) ([]TestResult, error) {
 		return nil, err
 	}
 	tests := collectTests(set.modules)
-	compiler, err := compile(set.modules)
+	compiler, err := sandbox.Compile(set.modules, builtinDeclarations())
 	if err != nil {
 		return nil, err
 	}

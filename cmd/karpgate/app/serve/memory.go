@@ -21,7 +21,7 @@ const (
 	// it holds idle (compiled policies, the disruption loop's trimmed caches
 	// for a few thousand nodes, client and TLS state: about 60 MiB) and the
 	// policy evaluations running at once (twice GOMAXPROCS of them, each
-	// bounded by policies.Limits). What is left of the heap limit is the
+	// bounded by sandbox.Limits). What is left of the heap limit is the
 	// budget requests share.
 	baseReserve = 128 << 20
 )

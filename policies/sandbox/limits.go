@@ -1,4 +1,4 @@
-package policies
+package sandbox
 
 import (
 	"context"
@@ -17,8 +17,9 @@ import (
 // Limits bound what one evaluation may cost, whatever the policies say.
 // Whoever writes the policy folders (in a cluster, the karpgate-policies
 // ConfigMap) decides what runs in karpgate's process; these bounds keep a
-// careless or hostile policy from taking it down, and the load-time check
-// (checkCost) refuses one that is too expensive before it serves a request.
+// careless or hostile policy from taking it down, and the engine's
+// load-time check refuses one that is too expensive before it serves a
+// request.
 type Limits struct {
 	// MaxSteps bounds the expressions one evaluation runs, counting each
 	// number numbers.range generates: it bounds time and memory alike.
@@ -43,7 +44,9 @@ type Limits struct {
 // etcd stores.
 var DefaultLimits = Limits{MaxSteps: 250_000, MaxBuiltinBytes: 1 << 20, MaxEvaluationBytes: 16 << 20}
 
-func (l Limits) withDefaults() Limits {
+// WithDefaults is l with DefaultLimits for its zero fields, and twice
+// GOMAXPROCS for MaxConcurrent.
+func (l Limits) WithDefaults() Limits {
 	if l.MaxSteps <= 0 {
 		l.MaxSteps = DefaultLimits.MaxSteps
 	}
@@ -157,15 +160,17 @@ func (e *evaluations) acquire(ctx context.Context, limit int) error {
 
 func (e *evaluations) release() { <-e.slots }
 
-// eval runs a prepared query within the engine's limits: one of the
-// process's evaluation slots, the step budget, the builtin size limit, and
-// ctx's deadline, which cancels it between two steps.
-func (e *Engine) eval(ctx context.Context, query rego.PreparedEvalQuery, input ast.Value, now time.Time) (rego.ResultSet, error) {
-	if err := running.acquire(ctx, e.limits.MaxConcurrent); err != nil {
+// Eval runs a prepared query within limits: one of the process's
+// evaluation slots, the step budget, the builtin size limits, and ctx's
+// deadline, which cancels it between two steps. Running past a limit is
+// an error that wraps ErrTooExpensive. limits must have its defaults
+// (WithDefaults).
+func Eval(ctx context.Context, query rego.PreparedEvalQuery, input ast.Value, now time.Time, limits Limits) (rego.ResultSet, error) {
+	if err := running.acquire(ctx, limits.MaxConcurrent); err != nil {
 		return nil, err
 	}
 	defer running.release()
-	b := newBudget(e.limits)
+	b := newBudget(limits)
 	stop := b.watch(ctx)
 	defer stop()
 	rs, err := query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalTime(now), rego.EvalExternalCancel(b))

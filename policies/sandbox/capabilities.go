@@ -1,4 +1,4 @@
-package policies
+package sandbox
 
 import (
 	"errors"
@@ -30,19 +30,32 @@ func forbiddenBuiltin(name string) (reason string, forbidden bool) {
 	return "", false
 }
 
-// capabilities are OPA's builtins for this version minus the forbidden
-// ones, plus karpgate's own builtins.
-func capabilities() *ast.Capabilities {
+// Capabilities are OPA's builtins for this version minus the forbidden
+// ones, plus extra: the caller's own builtins (karpgate's), which the
+// sandbox does not know and does not judge.
+func Capabilities(extra []*ast.Builtin) *ast.Capabilities {
 	caps := ast.CapabilitiesForThisVersion()
 	caps.Builtins = slices.DeleteFunc(caps.Builtins, func(b *ast.Builtin) bool {
 		_, forbidden := forbiddenBuiltin(b.Name)
 		return forbidden
 	})
-	for _, b := range karpgateBuiltins {
-		caps.Builtins = append(caps.Builtins, b.astDecl())
-	}
+	caps.Builtins = append(caps.Builtins, extra...)
 	caps.AllowNet = []string{} // belt and braces: no host is reachable even if http.send came back
 	return caps
+}
+
+// Compile compiles modules as Rego v1 with Capabilities(extra) and print
+// statements enabled (for `karpgate verify`'s output); a call of a
+// forbidden builtin fails with why it is forbidden.
+func Compile(modules map[string]*ast.Module, extra []*ast.Builtin) (*ast.Compiler, error) {
+	c := ast.NewCompiler().
+		WithCapabilities(Capabilities(extra)).
+		WithDefaultRegoVersion(ast.RegoV1).
+		WithEnablePrintStatements(true)
+	if c.Compile(modules); c.Failed() {
+		return nil, explainCompileErrors(c.Errors)
+	}
+	return c, nil
 }
 
 // explainCompileErrors turns OPA's "undefined function http.send" into an

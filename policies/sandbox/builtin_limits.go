@@ -1,4 +1,4 @@
-package policies
+package sandbox
 
 import (
 	"fmt"
@@ -54,7 +54,7 @@ func init() {
 	wrap := func(name string, f func(string, topdown.BuiltinFunc) topdown.BuiltinFunc) {
 		original, decl := topdown.GetBuiltin(name), ast.BuiltinMap[name]
 		if original == nil || decl == nil {
-			panic("policies: OPA has no builtin " + name)
+			panic("sandbox: OPA has no builtin " + name)
 		}
 		topdown.RegisterBuiltinFunc(name, f(name, original))
 		// OPA hands most builtins no context, to save memory; the wrapper

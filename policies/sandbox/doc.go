@@ -1,0 +1,13 @@
+// Package sandbox keeps a policy from reaching outside karpgate or taking
+// it down. Whoever writes the policy folders (in a cluster, the
+// karpgate-policies ConfigMap) decides what runs in karpgate's process, so
+// every policy is compiled and evaluated through this package: lint,
+// `karpgate verify` and both webhooks hold policies to the same bounds.
+//
+// It decides which OPA builtins a policy may call (nothing that reaches the
+// network, reads the environment or makes output of no knowable size),
+// compiles policies with only those (Compile), and bounds each evaluation
+// (Limits, Eval): the steps it takes, what one builtin call may make and
+// what its builtins make in all, checked as it runs, and how many
+// evaluations run at once in the process.
+package sandbox
