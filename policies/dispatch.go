@@ -13,6 +13,7 @@ import (
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/policies/budgetfuncs"
 )
 
 // queries are the engine's prepared queries, one per selection of rules.
@@ -101,9 +102,9 @@ func selections(groups []*ruleGroup) map[string]func(Rule) bool {
 	return s
 }
 
-func prepareQueries(ctx context.Context, compiler *ast.Compiler, store storage.Store, budgets *budgetCache, groups []*ruleGroup) (queries, error) {
+func prepareQueries(ctx context.Context, compiler *ast.Compiler, store storage.Store, budgets *budgetfuncs.Cache, groups []*ruleGroup) (queries, error) {
 	prepare := func(q string) (rego.PreparedEvalQuery, error) {
-		regoOpts := append([]func(*rego.Rego){rego.Compiler(compiler), rego.Store(store), rego.Query(q)}, builtinOptions(budgets)...)
+		regoOpts := append([]func(*rego.Rego){rego.Compiler(compiler), rego.Store(store), rego.Query(q)}, budgetfuncs.RegoOptions(budgets)...)
 		prepared, err := rego.New(regoOpts...).PrepareForEval(ctx)
 		if err != nil {
 			return prepared, fmt.Errorf("preparing the policy query: %w", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/policies/budgetfuncs"
 	"github.com/karpgate/karpgate/policies/sandbox"
 )
 
@@ -21,7 +22,7 @@ func TestDispatchTableAgreesWithTheDispatchData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compiler, err := sandbox.Compile(set.modules, builtinDeclarations())
+	compiler, err := sandbox.Compile(set.modules, budgetfuncs.Declarations())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/policies/budgetfuncs"
 	"github.com/karpgate/karpgate/policies/sandbox"
 )
 
@@ -51,7 +52,7 @@ type Engine struct {
 	wholeObjects bool
 	now          func() time.Time
 	// budgets is shared by the budget builtins of every query.
-	budgets *budgetCache
+	budgets *budgetfuncs.Cache
 	// groups are the rules memoized by their footprint, and groupRuns
 	// what they found; see groups.go.
 	groups    []*ruleGroup
@@ -76,7 +77,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err := checkPatchesDeclared(set.modules, set.catalog); err != nil {
 		return nil, err
 	}
-	compiler, err := sandbox.Compile(set.modules, builtinDeclarations())
+	compiler, err := sandbox.Compile(set.modules, budgetfuncs.Declarations())
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +89,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	budgets := newBudgetCache()
+	budgets := budgetfuncs.NewCache()
 	qs, err := prepareQueries(ctx, compiler, store, budgets, groups)
 	if err != nil {
 		return nil, err

@@ -5,11 +5,14 @@ import (
 	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/karpgate/karpgate/policies/budgetfuncs"
 )
 
 // A rule's footprint is what it reads of input: field paths with constant
 // keys, and whether it hands input.object to the budget builtins (which
-// read budgetFields, and the clock through karpgate.budgets.analyze). A
+// read budgetfuncs.FieldPaths, and the clock through
+// karpgate.budgets.analyze). A
 // rule whose footprint is known and leaves out what tells objects apart
 // (the name and the rest of the metadata but labels and annotations) finds
 // the same violations in every object that agrees on those paths; such
@@ -32,17 +35,12 @@ type footprint struct {
 	budgets       bool
 }
 
-const (
-	builtinProblems = "karpgate.budgets.problems"
-	builtinAnalyze  = "karpgate.budgets.analyze"
-)
-
 // all is every path the projection of the input must keep: with budgets,
-// budgetFields under input.object.
+// budgetfuncs.FieldPaths under input.object.
 func (f footprint) all() [][]string {
 	out := slices.Clone(f.paths)
 	if f.budgets {
-		for _, p := range budgetFieldPaths {
+		for _, p := range budgetfuncs.FieldPaths {
 			out = append(out, append([]string{"object"}, p...))
 		}
 	}
@@ -263,11 +261,11 @@ func (rr *ruleReader) expr(e *ast.Expr) {
 	switch name {
 	case "time.now_ns":
 		return
-	case builtinProblems, builtinAnalyze:
+	case budgetfuncs.ProblemsName, budgetfuncs.AnalyzeName:
 		if path, full, isInput := rr.path(operands[0]); isInput && full && slices.Equal(path, []string{"object"}) {
 			rr.f.budgets = true
 			operands = operands[1:]
-			if name == builtinAnalyze && len(operands) > 0 && isVarIn(operands[0], rr.clocks) {
+			if name == budgetfuncs.AnalyzeName && len(operands) > 0 && isVarIn(operands[0], rr.clocks) {
 				operands = operands[1:]
 			}
 		}

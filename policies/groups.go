@@ -12,6 +12,8 @@ import (
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/internal/valuekey"
+	"github.com/karpgate/karpgate/policies/budgetfuncs"
 )
 
 // ruleGroup is a set of rules memoized together: everything they read
@@ -26,7 +28,7 @@ type ruleGroup struct {
 	footprint footprint
 	// reduced is the input as the group's rules see it: the footprint,
 	// plus what the dispatch query itself reads.
-	reduced projection
+	reduced valuekey.Projection
 	// applies says, per enforcement point, which kinds it has rules for.
 	applies map[config.EnforcementPoint]map[string]bool
 }
@@ -71,7 +73,7 @@ func groupRules(c *ast.Compiler, catalog Catalog, cfg *config.Config) []*ruleGro
 		i := slices.IndexFunc(groups, func(g *ruleGroup) bool { return g.mutates == r.Mutates && g.footprint.covers(cand.fp) })
 		if i < 0 {
 			g := &ruleGroup{id: "group" + strconv.Itoa(len(groups)+1), mutates: r.Mutates, footprint: cand.fp, applies: map[config.EnforcementPoint]map[string]bool{}}
-			g.reduced = newProjection(dedupe(append(cand.fp.all(), []string{"enforcementPoint"}, []string{"object", "kind"})), cand.fp.exists)
+			g.reduced = valuekey.NewProjection(dedupe(append(cand.fp.all(), []string{"enforcementPoint"}, []string{"object", "kind"})), cand.fp.exists)
 			groups = append(groups, g)
 			i = len(groups) - 1
 		}
@@ -146,21 +148,20 @@ func (c *violationCache) put(key []byte, vs []rawViolation) {
 func (e *Engine) groupViolations(ctx context.Context, g *ruleGroup, query int, in *evalInput, now time.Time, ref string) ([]rawViolation, error) {
 	sc := keyScratches.Get().(*keyScratch)
 	defer keyScratches.Put(sc)
-	key, fromGo := g.reduced.appendGoKey(&sc.enc, append(sc.key[:0], g.id...), in.goInput)
+	key, fromGo := g.reduced.AppendGoKey(&sc.enc, append(sc.key[:0], g.id...), in.goInput)
 	if !fromGo {
 		input, _, err := in.rego()
 		if err != nil {
 			return nil, err
 		}
-		key = g.reduced.appendKey(&sc.enc, append(sc.key[:0], g.id...), input)
+		key = g.reduced.AppendKey(&sc.enc, append(sc.key[:0], g.id...), input)
 	}
 	if g.footprint.budgets {
 		entry, err := e.budgetEntry(sc, in)
 		if err != nil {
 			return nil, err
 		}
-		instant, _ := entry.instant(now)
-		key = instant.appendTo(append(key, 2))
+		key = entry.AppendInstantKey(append(key, 2), now)
 	}
 	sc.key = key // keep what the key grew to for the next lookup
 	if vs, ok := e.groupRuns.get(key); ok {
@@ -170,7 +171,7 @@ func (e *Engine) groupViolations(ctx context.Context, g *ruleGroup, query int, i
 	if err != nil {
 		return nil, err
 	}
-	vs, err := e.violations(ctx, e.queries.groups[query], g.reduced.reduce(input), now, ref)
+	vs, err := e.violations(ctx, e.queries.groups[query], g.reduced.Reduce(input), now, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -180,12 +181,13 @@ func (e *Engine) groupViolations(ctx context.Context, g *ruleGroup, query int, i
 
 // budgetEntry is the budget cache's entry for the request's object, looked
 // up by its Go values when it can be.
-func (e *Engine) budgetEntry(sc *keyScratch, in *evalInput) (*budgetEntry, error) {
+func (e *Engine) budgetEntry(sc *keyScratch, in *evalInput) (*budgetfuncs.Entry, error) {
 	convert := func() (ast.Value, error) {
 		_, object, err := in.rego()
 		return object, err
 	}
-	entry, fromGo, err := e.budgets.lookupGo(sc, in.req.Object, convert)
+	entry, key, fromGo, err := e.budgets.LookupGo(&sc.enc, sc.budget, in.req.Object, convert)
+	sc.budget = key
 	if fromGo || err != nil {
 		return entry, err
 	}
@@ -193,8 +195,17 @@ func (e *Engine) budgetEntry(sc *keyScratch, in *evalInput) (*budgetEntry, error
 	if err != nil {
 		return nil, err
 	}
-	return e.budgets.lookup(object)
+	return e.budgets.Lookup(object)
 }
+
+// keyScratch is the space one memo lookup writes its keys in, reused
+// through keyScratches so that a lookup allocates nothing.
+type keyScratch struct {
+	enc         valuekey.Encoder
+	key, budget []byte
+}
+
+var keyScratches = sync.Pool{New: func() any { return &keyScratch{key: make([]byte, 0, 512), budget: make([]byte, 0, 256)} }}
 
 func (g *ruleGroup) String() string {
 	return fmt.Sprintf("%s %v budgets=%v mutates=%v", g.id, g.reduced, g.footprint.budgets, g.mutates)

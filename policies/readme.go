@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/policies/budgetfuncs"
 )
 
 // BuiltinCatalog returns the catalog of the built-in rules alone.
@@ -41,8 +42,8 @@ func (c Catalog) Markdown() []byte {
 		fmt.Fprintf(&b, "Source: `%s` (package `%s`)\n", strings.TrimPrefix(r.File, builtinPrefix), r.Package)
 	}
 	b.WriteString("\n## Builtins for policies\n\nkarpgate adds these functions to Rego; `karpgate verify` and user policies can call them.\n\n")
-	for _, f := range karpgateBuiltins {
-		fmt.Fprintf(&b, "- `%s`: %s\n", f.name, f.description)
+	for _, f := range budgetfuncs.Functions() {
+		fmt.Fprintf(&b, "- `%s`: %s\n", f.Name, f.Description)
 	}
 	return b.Bytes()
 }

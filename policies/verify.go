@@ -15,6 +15,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/topdown"
 
 	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/policies/budgetfuncs"
 	"github.com/karpgate/karpgate/policies/sandbox"
 )
 
@@ -74,7 +75,7 @@ func RunTests(ctx context.Context, opts TestOptions) ([]TestResult, error) {
 		return nil, err
 	}
 	tests := collectTests(set.modules)
-	compiler, err := sandbox.Compile(set.modules, builtinDeclarations())
+	compiler, err := sandbox.Compile(set.modules, budgetfuncs.Declarations())
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +83,7 @@ func RunTests(ctx context.Context, opts TestOptions) ([]TestResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	budgets := newBudgetCache()
+	budgets := budgetfuncs.NewCache()
 	var results []TestResult
 	for _, t := range tests {
 		if filter != nil && !filter.MatchString(t.query) {
@@ -162,7 +163,7 @@ func collectTests(modules map[string]*ast.Module) []regoTest {
 	return tests
 }
 
-func (t regoTest) run(ctx context.Context, compiler *ast.Compiler, store storage.Store, budgets *budgetCache) TestResult {
+func (t regoTest) run(ctx context.Context, compiler *ast.Compiler, store storage.Store, budgets *budgetfuncs.Cache) TestResult {
 	res := TestResult{Package: t.pkg, Name: t.name, File: t.file, Line: t.line, Builtin: strings.HasPrefix(t.file, builtinPrefix)}
 	if t.skip {
 		res.Skipped, res.Passed = true, true
@@ -181,7 +182,7 @@ func (t regoTest) run(ctx context.Context, compiler *ast.Compiler, store storage
 		rego.EnablePrintStatements(true),
 		rego.BuiltinErrorList(&builtinErrs),
 		rego.StrictBuiltinErrors(false),
-	}, builtinOptions(budgets)...)
+	}, budgetfuncs.RegoOptions(budgets)...)
 	start := time.Now()
 	rs, err := rego.New(opts...).Eval(ctx)
 	res.Duration = time.Since(start)

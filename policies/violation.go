@@ -107,7 +107,8 @@ func readPatch(v any) ([]PatchOperation, bool) {
 
 // plainJSON is v as encoding/json decodes into an interface: numbers are
 // float64. v is what Rego results hold, where numbers are json.Number. It
-// copies rather than converting in place (as normaliseNumbers does): the
+// copies rather than converting in place (as the budget builtins convert
+// the values they own): the
 // group cache hands the same violations to evaluations running at once.
 func plainJSON(v any) (any, bool) {
 	switch t := v.(type) {

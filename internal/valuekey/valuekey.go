@@ -12,6 +12,10 @@
 // keys (as strings) and values in key order and "}". Two numbers written
 // differently (1 and 1.0) get different keys: a memo then misses, it never
 // confuses them.
+//
+// A Projection keys part of an object (some of its field paths) the same
+// way, without building the part, so that a memo can remember what depends
+// on those fields alone.
 package valuekey
 
 import (

@@ -1,29 +1,25 @@
-package policies
+package valuekey
 
-import (
-	"sync"
+import "github.com/open-policy-agent/opa/v1/ast"
 
-	"github.com/open-policy-agent/opa/v1/ast"
-
-	"github.com/karpgate/karpgate/internal/valuekey"
-)
-
-// projection reduces a Rego object to some of its fields, and names the
+// Projection reduces a Rego object to some of its fields, and names the
 // reduced object by a key without building it: memo lookups, which mostly
 // hit, then cost a walk and no allocation but the key. The key can be made
-// from the Go values a request decodes to as well (appendGoKey), the same
-// key as from their Rego conversion (see valuekey), so that a request
+// from the Go values a request decodes to as well (AppendGoKey), the same
+// key as from their Rego conversion (see Encoder), so that a request
 // whose every rule is memoized is never converted at all.
 //
 // A value on a path that is not an object is kept whole, so rules see the
 // same type errors; exists paths only say whether a field is defined and
 // of what type (an object there becomes {}).
-type projection struct {
+type Projection struct {
 	keep, exists           [][]*ast.Term
 	keepNames, existsNames [][]string
 }
 
-func newProjection(keep, exists [][]string) projection {
+// NewProjection keeps the keep paths whole and the exists paths as whether
+// they are defined and of what type.
+func NewProjection(keep, exists [][]string) Projection {
 	terms := func(paths [][]string) [][]*ast.Term {
 		out := make([][]*ast.Term, len(paths))
 		for i, p := range paths {
@@ -34,12 +30,12 @@ func newProjection(keep, exists [][]string) projection {
 		}
 		return out
 	}
-	return projection{keep: terms(keep), exists: terms(exists), keepNames: keep, existsNames: exists}
+	return Projection{keep: terms(keep), exists: terms(exists), keepNames: keep, existsNames: exists}
 }
 
-// appendKey appends to buf a text that two values share exactly when
-// reduce gives them equal results.
-func (p projection) appendKey(enc *valuekey.Encoder, buf []byte, v ast.Value) []byte {
+// AppendKey appends to buf a text that two values share exactly when
+// Reduce gives them equal results.
+func (p Projection) AppendKey(enc *Encoder, buf []byte, v ast.Value) []byte {
 	for _, path := range p.keep {
 		buf = appendPathKey(enc, append(buf, 0), v, path, true)
 	}
@@ -50,7 +46,7 @@ func (p projection) appendKey(enc *valuekey.Encoder, buf []byte, v ast.Value) []
 	return buf
 }
 
-func appendPathKey(enc *valuekey.Encoder, buf []byte, v ast.Value, path []*ast.Term, whole bool) []byte {
+func appendPathKey(enc *Encoder, buf []byte, v ast.Value, path []*ast.Term, whole bool) []byte {
 	for _, key := range path {
 		obj, isObject := v.(ast.Object)
 		if !isObject {
@@ -68,10 +64,10 @@ func appendPathKey(enc *valuekey.Encoder, buf []byte, v ast.Value, path []*ast.T
 	return enc.AppendAST(append(buf, '='), v)
 }
 
-// appendGoKey is appendKey of the Rego conversion of v, made from v. ok is
+// AppendGoKey is AppendKey of the Rego conversion of v, made from v. ok is
 // false when v holds values whose conversion the key cannot mirror (see
-// valuekey); the caller then converts v and uses appendKey.
-func (p projection) appendGoKey(enc *valuekey.Encoder, buf []byte, v map[string]any) (out []byte, ok bool) {
+// Encoder.AppendGo); the caller then converts v and uses AppendKey.
+func (p Projection) AppendGoKey(enc *Encoder, buf []byte, v map[string]any) (out []byte, ok bool) {
 	for _, path := range p.keepNames {
 		if buf, ok = appendGoPathKey(enc, append(buf, 0), v, path, true); !ok {
 			return buf, false
@@ -86,7 +82,7 @@ func (p projection) appendGoKey(enc *valuekey.Encoder, buf []byte, v map[string]
 	return buf, true
 }
 
-func appendGoPathKey(enc *valuekey.Encoder, buf []byte, v any, path []string, whole bool) ([]byte, bool) {
+func appendGoPathKey(enc *Encoder, buf []byte, v any, path []string, whole bool) ([]byte, bool) {
 	for _, key := range path {
 		obj, isObject := v.(map[string]any)
 		if !isObject {
@@ -110,17 +106,8 @@ func appendGoPathKey(enc *valuekey.Encoder, buf []byte, v any, path []string, wh
 	return enc.AppendGo(append(buf, '='), v)
 }
 
-// keyScratch is the space one memo lookup writes its keys in, reused
-// through keyScratches so that a lookup allocates nothing.
-type keyScratch struct {
-	enc         valuekey.Encoder
-	key, budget []byte
-}
-
-var keyScratches = sync.Pool{New: func() any { return &keyScratch{key: make([]byte, 0, 512), budget: make([]byte, 0, 256)} }}
-
-// reduce builds the reduced object.
-func (p projection) reduce(v ast.Value) ast.Object {
+// Reduce builds the reduced object.
+func (p Projection) Reduce(v ast.Value) ast.Object {
 	out := ast.NewObject()
 	obj, isObject := v.(ast.Object)
 	if !isObject {

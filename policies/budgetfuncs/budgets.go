@@ -1,4 +1,4 @@
-package policies
+package budgetfuncs
 
 import (
 	"encoding/json"
@@ -21,27 +21,40 @@ import (
 //
 // analyze takes the time as an argument, not from the evaluation, so that
 // Rego tests pin it with `with time.now_ns as ...` and the call is pure.
-func init() {
-	anyObject := types.NewObject(nil, types.NewDynamicProperty(types.S, types.A))
-	karpgateBuiltins = append(karpgateBuiltins,
-		karpgateBuiltin{
-			name:        "karpgate.budgets.problems",
-			description: "Problems of a NodePool's disruption budgets: objects with kind (schedule, duration, pairing, reasons, nodes, list), path, message, fix and effect (rejected by the API server, or blocks every reason at runtime).",
-			args:        []types.Type{types.A},
-			result:      types.NewArray(nil, anyObject),
-			impl:        budgetProblemsBuiltin,
-		},
-		karpgateBuiltin{
-			name:        "karpgate.budgets.analyze",
-			description: "What a NodePool's disruption budgets allow over the two weeks from the Monday before now_ns (UTC): per reason whether it is never allowed, when it is unlimited, and which budgets never open or never fire.",
-			args:        []types.Type{types.A, types.N},
-			result:      anyObject,
-			impl:        budgetAnalyzeBuiltin,
-		},
-	)
+const (
+	ProblemsName = "karpgate.budgets.problems"
+	AnalyzeName  = "karpgate.budgets.analyze"
+)
+
+// FieldPaths are the part of a NodePool the budget package reads, and all
+// the functions read of it: apiVersion (v1beta1 budgets have no reasons),
+// kind and spec.disruption.budgets, keeping whatever stands in the way when
+// spec or disruption is not an object, because the package reports that.
+// The cache keys its entries by them, and a rule that hands the functions
+// input.object reads these fields of it and no more, which the rule groups'
+// memo relies on.
+var FieldPaths = [][]string{{"apiVersion"}, {"kind"}, {"spec", "disruption", "budgets"}}
+
+var anyObject = types.NewObject(nil, types.NewDynamicProperty(types.S, types.A))
+
+var functions = []Function{
+	{
+		Name:        ProblemsName,
+		Description: "Problems of a NodePool's disruption budgets: objects with kind (schedule, duration, pairing, reasons, nodes, list), path, message, fix and effect (rejected by the API server, or blocks every reason at runtime).",
+		args:        []types.Type{types.A},
+		result:      types.NewArray(nil, anyObject),
+		impl:        budgetProblemsBuiltin,
+	},
+	{
+		Name:        AnalyzeName,
+		Description: "What a NodePool's disruption budgets allow over the two weeks from the Monday before now_ns (UTC): per reason whether it is never allowed, when it is unlimited, and which budgets never open or never fire.",
+		args:        []types.Type{types.A, types.N},
+		result:      anyObject,
+		impl:        budgetAnalyzeBuiltin,
+	},
 }
 
-func budgetProblemsBuiltin(cache *budgetCache) rego.BuiltinDyn {
+func budgetProblemsBuiltin(cache *Cache) rego.BuiltinDyn {
 	return func(bctx rego.BuiltinContext, terms []*ast.Term) (*ast.Term, error) {
 		entry, err := cache.entry(bctx, terms[0].Value)
 		if err != nil {
@@ -99,7 +112,7 @@ func intsToRego(ints []int) []any {
 	return out
 }
 
-func budgetAnalyzeBuiltin(cache *budgetCache) rego.BuiltinDyn {
+func budgetAnalyzeBuiltin(cache *Cache) rego.BuiltinDyn {
 	return func(bctx rego.BuiltinContext, terms []*ast.Term) (*ast.Term, error) {
 		nowNS, ok := terms[1].Value.(ast.Number)
 		if !ok {

@@ -1,4 +1,4 @@
-package policies
+package budgetfuncs
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 
 	"github.com/karpgate/karpgate/budget"
+	"github.com/karpgate/karpgate/internal/valuekey"
 )
 
 // maxBudgetCacheEntries bounds the cache. A repository's NodePools share a
@@ -17,16 +18,16 @@ import (
 // the cache starts over rather than growing with the input.
 const maxBudgetCacheEntries = 1024
 
-// budgetCache remembers what the budget builtins computed for one list of
+// Cache remembers what the budget builtins computed for one list of
 // budgets: NodePools that share their budgets (most of a repository's) and
 // the several rules that read one NodePool's budgets cost one computation.
 // An entry is keyed by the few fields the budget package reads (see
-// budgetFields), printed, so a key names exactly what the result depends
+// FieldPaths), printed, so a key names exactly what the result depends
 // on. Safe for concurrent use; results are immutable Rego values shared by
 // every evaluation.
-type budgetCache struct {
+type Cache struct {
 	mu      sync.Mutex
-	entries map[string]*budgetEntry
+	entries map[string]*Entry
 	// windows is shared by the entries: lists of budgets that differ only
 	// in their node counts (a new NodePool copied from another) share the
 	// schedules' windows, the costly part of analysing a span.
@@ -37,13 +38,14 @@ type budgetCache struct {
 // bytes each.
 const maxSpanWindows = 1024
 
-func newBudgetCache() *budgetCache {
-	return &budgetCache{entries: map[string]*budgetEntry{}, windows: budget.NewSpanWindows(maxSpanWindows)}
+// NewCache is an empty cache: one per engine, or per verify run.
+func NewCache() *Cache {
+	return &Cache{entries: map[string]*Entry{}, windows: budget.NewSpanWindows(maxSpanWindows)}
 }
 
-// budgetEntry is one list of budgets, parsed once.
-type budgetEntry struct {
-	pool    map[string]any // budgetFields as JSON values
+// Entry is one list of budgets, parsed once.
+type Entry struct {
+	pool    map[string]any // FieldPaths as JSON values
 	set     *budget.Set    // nil when the budgets are unreadable
 	windows *budget.SpanWindows
 
@@ -76,9 +78,18 @@ const (
 	maxAnalysesPerEntry = 16
 )
 
+// AppendInstantKey appends to buf what karpgate.budgets.analyze's result
+// for the entry's NodePool at now depends on besides the budgets, which
+// the entry is keyed by: a memo of what rules make of that result keys by
+// both.
+func (e *Entry) AppendInstantKey(buf []byte, now time.Time) []byte {
+	key, _ := e.instant(now)
+	return key.appendTo(buf)
+}
+
 // instant is budget.Analyze of the entry's NodePool at now, computing the
 // span of now's week once, and the key that says what the result depends on.
-func (e *budgetEntry) instant(now time.Time) (instantKey, budget.Analysis) {
+func (e *Entry) instant(now time.Time) (instantKey, budget.Analysis) {
 	if e.set == nil {
 		return instantKey{}, budget.Analysis{}
 	}
@@ -109,7 +120,7 @@ func bit(b bool) byte {
 }
 
 // analysis is the analysis as the rules read it.
-func (e *budgetEntry) analysis(now time.Time) (*ast.Term, error) {
+func (e *Entry) analysis(now time.Time) (*ast.Term, error) {
 	key, a := e.instant(now)
 	e.mu.Lock()
 	t, ok := e.analyses[key]
@@ -135,46 +146,58 @@ func (e *budgetEntry) analysis(now time.Time) (*ast.Term, error) {
 // input.object several times, and the value does not change while it runs.
 type evalKey struct{ pool ast.Object }
 
-// entry is lookup, remembered for the rest of one evaluation.
-func (c *budgetCache) entry(bctx rego.BuiltinContext, pool ast.Value) (*budgetEntry, error) {
+// entry is Lookup, remembered for the rest of one evaluation.
+func (c *Cache) entry(bctx rego.BuiltinContext, pool ast.Value) (*Entry, error) {
 	obj, isObject := pool.(ast.Object)
 	if isObject && bctx.Cache != nil {
 		if e, ok := bctx.Cache.Get(evalKey{obj}); ok {
-			return e.(*budgetEntry), nil
+			return e.(*Entry), nil
 		}
 	}
-	e, err := c.lookup(pool)
+	e, err := c.Lookup(pool)
 	if err == nil && isObject && bctx.Cache != nil {
 		bctx.Cache.Put(evalKey{obj}, e)
 	}
 	return e, err
 }
 
-// lookup returns the entry for a NodePool (as a Rego value), creating it.
-func (c *budgetCache) lookup(pool ast.Value) (*budgetEntry, error) {
+// Lookup returns the entry for a NodePool (as a Rego value), creating it.
+func (c *Cache) Lookup(pool ast.Value) (*Entry, error) {
 	if _, ok := pool.(ast.Object); !ok {
 		return nil, fmt.Errorf("want an object, got %s", ast.ValueName(pool))
 	}
 	sc := keyScratches.Get().(*keyScratch)
 	defer keyScratches.Put(sc)
-	sc.budget = budgetFields.appendKey(&sc.enc, sc.budget[:0], pool)
-	return c.lookupKey(sc.budget, func() (ast.Value, error) { return pool, nil })
+	sc.key = budgetFields.AppendKey(&sc.enc, sc.key[:0], pool)
+	return c.lookupKey(sc.key, func() (ast.Value, error) { return pool, nil })
 }
 
-// lookupGo is lookup of a NodePool's Go values, converting them only when
+// LookupGo is Lookup of a NodePool's Go values, converting them only when
 // the entry is new; ok is false when the key cannot be made from them (see
-// projection.appendGoKey).
-func (c *budgetCache) lookupGo(sc *keyScratch, pool map[string]any, convert func() (ast.Value, error)) (e *budgetEntry, ok bool, err error) {
-	if sc.budget, ok = budgetFields.appendGoKey(&sc.enc, sc.budget[:0], pool); !ok {
-		return nil, false, nil
+// valuekey.Projection.AppendGoKey). The key is written with enc into
+// key[:0], which comes back grown, for the caller to reuse: a memo lookup
+// makes one for every evaluation of a NodePool, and allocates nothing
+// once its space has grown.
+func (c *Cache) LookupGo(enc *valuekey.Encoder, key []byte, pool map[string]any, convert func() (ast.Value, error)) (e *Entry, grown []byte, ok bool, err error) {
+	if key, ok = budgetFields.AppendGoKey(enc, key[:0], pool); !ok {
+		return nil, key, false, nil
 	}
-	e, err = c.lookupKey(sc.budget, convert)
-	return e, true, err
+	e, err = c.lookupKey(key, convert)
+	return e, key, true, err
 }
+
+// keyScratch is the space Lookup writes its key in, reused through
+// keyScratches so that a lookup allocates nothing.
+type keyScratch struct {
+	enc valuekey.Encoder
+	key []byte
+}
+
+var keyScratches = sync.Pool{New: func() any { return &keyScratch{key: make([]byte, 0, 256)} }}
 
 // lookupKey is lookup with the key made; pool is called only for a new
 // entry, outside the lock.
-func (c *budgetCache) lookupKey(key []byte, pool func() (ast.Value, error)) (*budgetEntry, error) {
+func (c *Cache) lookupKey(key []byte, pool func() (ast.Value, error)) (*Entry, error) {
 	c.mu.Lock()
 	e, ok := c.entries[string(key)]
 	c.mu.Unlock()
@@ -185,7 +208,7 @@ func (c *budgetCache) lookupKey(key []byte, pool func() (ast.Value, error)) (*bu
 	if err != nil {
 		return nil, err
 	}
-	if e, err = newBudgetEntry(budgetFields.reduce(v), c.windows); err != nil {
+	if e, err = newEntry(budgetFields.Reduce(v), c.windows); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -200,13 +223,13 @@ func (c *budgetCache) lookupKey(key []byte, pool func() (ast.Value, error)) (*bu
 	return e, nil
 }
 
-func newBudgetEntry(fields ast.Value, windows *budget.SpanWindows) (*budgetEntry, error) {
+func newEntry(fields ast.Value, windows *budget.SpanWindows) (*Entry, error) {
 	v, err := ast.JSON(fields)
 	if err != nil {
 		return nil, err
 	}
 	pool, _ := normaliseNumbers(v).(map[string]any)
-	e := &budgetEntry{pool: pool, windows: windows, spans: map[int64]budget.Analysis{}, analyses: map[instantKey]*ast.Term{}}
+	e := &Entry{pool: pool, windows: windows, spans: map[int64]budget.Analysis{}, analyses: map[instantKey]*ast.Term{}}
 	if budgets, err := budget.FromNodePool(pool); err == nil {
 		e.set = budget.CompileSet(budgets)
 	}
@@ -216,12 +239,5 @@ func newBudgetEntry(fields ast.Value, windows *budget.SpanWindows) (*budgetEntry
 	return e, nil
 }
 
-// budgetFields is the part of a NodePool the budget package reads, and
-// all a budget rule may read of it (see footprint.go): apiVersion (v1beta1
-// budgets have no reasons), kind and spec.disruption.budgets, keeping
-// whatever stands in the way when spec or disruption is not an object,
-// because the package reports that.
-var (
-	budgetFieldPaths = [][]string{{"apiVersion"}, {"kind"}, {"spec", "disruption", "budgets"}}
-	budgetFields     = newProjection(budgetFieldPaths, nil)
-)
+// budgetFields keys and reduces a NodePool to FieldPaths.
+var budgetFields = valuekey.NewProjection(FieldPaths, nil)

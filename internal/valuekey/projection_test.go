@@ -1,4 +1,4 @@
-package policies
+package valuekey
 
 import (
 	"encoding/json"
@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/open-policy-agent/opa/v1/ast"
-
-	"github.com/karpgate/karpgate/internal/valuekey"
 )
 
 // FuzzProjectionKey: two values share a memo key exactly when the rules
@@ -33,8 +31,8 @@ func FuzzProjectionKey(f *testing.F) {
 	for i := range seeds {
 		f.Add(seeds[i], seeds[(i+1)%len(seeds)])
 	}
-	p := newProjection([][]string{{"kind"}, {"apiVersion"}, {"spec", "disruption", "budgets"}, {"spec", "disruption"}}, [][]string{{"spec", "amiFamily"}, {"spec"}})
-	var enc valuekey.Encoder
+	p := NewProjection([][]string{{"kind"}, {"apiVersion"}, {"spec", "disruption", "budgets"}, {"spec", "disruption"}}, [][]string{{"spec", "amiFamily"}, {"spec"}})
+	var enc Encoder
 	f.Fuzz(func(t *testing.T, a, b string) {
 		for _, doc := range []string{a, b} {
 			// Integers as int64, the rest float64, as objects are decoded.
@@ -44,7 +42,7 @@ func FuzzProjectionKey(f *testing.F) {
 			if d.Decode(&decoded) != nil {
 				continue
 			}
-			goValue, isObject := normaliseNumbers(decoded).(map[string]any)
+			goValue, isObject := asDecoded(decoded).(map[string]any)
 			if !isObject {
 				continue
 			}
@@ -52,11 +50,11 @@ func FuzzProjectionKey(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			goKey, ok := p.appendGoKey(&enc, nil, goValue)
+			goKey, ok := p.AppendGoKey(&enc, nil, goValue)
 			if !ok {
 				t.Fatalf("%s: no key from its Go values", doc)
 			}
-			if regoKey := p.appendKey(&enc, nil, regoValue); string(goKey) != string(regoKey) {
+			if regoKey := p.AppendKey(&enc, nil, regoValue); string(goKey) != string(regoKey) {
 				t.Fatalf("%s: key %q from its Go values, %q from its Rego conversion", doc, goKey, regoKey)
 			}
 		}
@@ -71,8 +69,8 @@ func FuzzProjectionKey(f *testing.F) {
 		if _, ok := vb.Value.(ast.Object); !ok {
 			return
 		}
-		sameKey := string(p.appendKey(&enc, nil, va.Value)) == string(p.appendKey(&enc, nil, vb.Value))
-		ra, rb := p.reduce(va.Value), p.reduce(vb.Value)
+		sameKey := string(p.AppendKey(&enc, nil, va.Value)) == string(p.AppendKey(&enc, nil, vb.Value))
+		ra, rb := p.Reduce(va.Value), p.Reduce(vb.Value)
 		if sameKey && ra.Compare(rb) != 0 {
 			t.Fatalf("%s and %s share a key but reduce to %v and %v", a, b, ra, rb)
 		}
@@ -80,4 +78,27 @@ func FuzzProjectionKey(f *testing.F) {
 			t.Fatalf("%s and %s: same key %v, same reduction %v (%v, %v)", a, b, sameKey, sameText, ra, rb)
 		}
 	})
+}
+
+// asDecoded gives integers as int64 and other numbers as float64, as the
+// manifest reader decodes them, where json.Decoder.UseNumber gives
+// json.Number.
+func asDecoded(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = asDecoded(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = asDecoded(e)
+		}
+	case json.Number:
+		if i, err := v.Int64(); err == nil {
+			return i
+		}
+		f, _ := v.Float64()
+		return f
+	}
+	return v
 }
