@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/policies/memo"
 )
 
 // TestRuleClassification pins which built-in rules the engine evaluates
@@ -40,13 +41,13 @@ func TestRuleClassification(t *testing.T) {
 	if want := []string{"KG001", "KG002", "KG101", "KG102", "KG103", "KG104", "KG105", "KG106", "KG107", "KG108", "KG201", "KG202", "KG203", "KG204", "KG205", "KG206", "KG301", "KG302", "KG303", "KG304", "KG401", "KG402", "KG403", "KG404", "KG405", "KG406", "KG407", "KG408", "KG701", "KG702"}; !slices.Equal(memoized, want) {
 		t.Errorf("memoized rules: got %v, want %v", memoized, want)
 	}
-	groups := map[string]*ruleGroup{}
+	groups := map[string]*memo.Group{}
 	for _, g := range e.groups {
-		groups[g.id] = g
+		groups[g.ID] = g
 	}
 	for _, r := range e.catalog {
-		if g := groups[r.group]; g != nil && g.mutates != r.Mutates {
-			t.Errorf("%s (mutates %v) is in %s, a group with mutates %v: a group evaluates for one webhook only", r.ID, r.Mutates, g.id, g.mutates)
+		if g := groups[r.group]; g != nil && g.Mutates != r.Mutates {
+			t.Errorf("%s (mutates %v) is in %s, a group with mutates %v: a group evaluates for one webhook only", r.ID, r.Mutates, g.ID, g.Mutates)
 		}
 	}
 
@@ -159,7 +160,7 @@ func TestNodePoolsNamingOtherClassesShareTheirGroups(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	remembered := len(e.groupRuns.entries)
+	remembered := len(e.groupRuns.Keys())
 	if remembered == 0 {
 		t.Fatal("no group remembered: the test no longer sees the memo at work")
 	}
@@ -168,9 +169,9 @@ func TestNodePoolsNamingOtherClassesShareTheirGroups(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := len(e.groupRuns.entries); got != remembered {
+	if got := len(e.groupRuns.Keys()); got != remembered {
 		var keys []string
-		for k := range e.groupRuns.entries {
+		for _, k := range e.groupRuns.Keys() {
 			keys = append(keys, strconv.Quote(k))
 		}
 		slices.Sort(keys)
@@ -178,7 +179,7 @@ func TestNodePoolsNamingOtherClassesShareTheirGroups(t *testing.T) {
 	}
 }
 
-// A group whose reduced input prints longer than maxMemoKeyBytes (a large
+// A group whose reduced input prints longer than memo.MaxKeyBytes (a large
 // annotation, such as kubectl's copy of the whole object) is evaluated
 // every time and never remembered, so the memo's memory stays bounded; it
 // finds what it would find remembered.
@@ -192,7 +193,7 @@ func TestLongMemoKeysAreNotRemembered(t *testing.T) {
 	}
 	longest := func() int {
 		n := 0
-		for k := range e.groupRuns.entries {
+		for _, k := range e.groupRuns.Keys() {
 			n = max(n, len(k))
 		}
 		return n
@@ -203,9 +204,9 @@ func TestLongMemoKeysAreNotRemembered(t *testing.T) {
 		remembered bool
 	}{
 		{"short", "x", true},
-		{"long", strings.Repeat("x", maxMemoKeyBytes), false},
+		{"long", strings.Repeat("x", memo.MaxKeyBytes), false},
 	} {
-		clear(e.groupRuns.entries)
+		e.groupRuns = memo.New[[]rawViolation](e.budgets) // forget the previous case's groups
 		for range 2 {
 			res, err := e.Evaluate(context.Background(), Request{Object: pool(tt.note), Operation: Create, Point: config.Admission})
 			if err != nil {
@@ -216,11 +217,11 @@ func TestLongMemoKeysAreNotRemembered(t *testing.T) {
 			}
 		}
 		n := longest()
-		if n > maxMemoKeyBytes {
-			t.Errorf("%s: a key of %d bytes was remembered, over the %d-byte bound", tt.name, n, maxMemoKeyBytes)
+		if n > memo.MaxKeyBytes {
+			t.Errorf("%s: a key of %d bytes was remembered, over the %d-byte bound", tt.name, n, memo.MaxKeyBytes)
 		}
 		remembered := false
-		for k := range e.groupRuns.entries {
+		for _, k := range e.groupRuns.Keys() {
 			remembered = remembered || strings.Contains(k, "no such rule")
 		}
 		if remembered != tt.remembered {
@@ -263,7 +264,7 @@ func TestRememberedGroupsNeedNoConversion(t *testing.T) {
 				in := e.newEvalInput(req, config.Admission)
 				var again []rawViolation
 				for i, g := range e.groups {
-					if g.mutates != mutations || !g.applies[config.Admission]["NodePool"] {
+					if g.Mutates != mutations || !g.Applies[config.Admission]["NodePool"] {
 						continue
 					}
 					vs, err := e.groupViolations(context.Background(), g, i, in, fixedNow, "NodePool/p")

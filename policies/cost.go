@@ -121,7 +121,7 @@ func (e *Engine) costliestRule(ctx context.Context, req Request) string {
 	// until one runs out, and name where that one was.
 	queries := []rego.PreparedEvalQuery{e.queries.selections[selectionFor(req)]}
 	for i, g := range e.groups {
-		if g.mutates == req.MutationsOnly {
+		if g.Mutates == req.MutationsOnly {
 			queries = append(queries, e.queries.groups[i])
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
@@ -14,6 +13,7 @@ import (
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/policies/budgetfuncs"
+	"github.com/karpgate/karpgate/policies/memo"
 )
 
 // queries are the engine's prepared queries, one per selection of rules.
@@ -82,7 +82,7 @@ func findingsQuery(selection string) string {
 // selections says which rules each selection holds; a rule is selected at
 // a point for a kind only if it is also enabled, applies to the kind, runs
 // at the point and, when it mutates, the point is admission.
-func selections(groups []*ruleGroup) map[string]func(Rule) bool {
+func selections(groups []*memo.Group) map[string]func(Rule) bool {
 	// Mutation rules run only through the mutation selections and groups:
 	// lint and the validating webhook have nothing to do with a patch.
 	validating := func(r Rule) bool { return !r.Mutates && r.group == "" && !r.ReportsSchema() }
@@ -97,12 +97,12 @@ func selections(groups []*ruleGroup) map[string]func(Rule) bool {
 		selectMutationsOnUpdate: func(r Rule) bool { return mutating(r) && r.Judges(Update) },
 	}
 	for _, g := range groups {
-		s[g.id] = func(r Rule) bool { return r.group == g.id }
+		s[g.ID] = func(r Rule) bool { return r.group == g.ID }
 	}
 	return s
 }
 
-func prepareQueries(ctx context.Context, compiler *ast.Compiler, store storage.Store, budgets *budgetfuncs.Cache, groups []*ruleGroup) (queries, error) {
+func prepareQueries(ctx context.Context, compiler *ast.Compiler, store storage.Store, budgets *budgetfuncs.Cache, groups []*memo.Group) (queries, error) {
 	prepare := func(q string) (rego.PreparedEvalQuery, error) {
 		regoOpts := append([]func(*rego.Rego){rego.Compiler(compiler), rego.Store(store), rego.Query(q)}, budgetfuncs.RegoOptions(budgets)...)
 		prepared, err := rego.New(regoOpts...).PrepareForEval(ctx)
@@ -122,7 +122,7 @@ func prepareQueries(ctx context.Context, compiler *ast.Compiler, store storage.S
 	qs.groups = make([]rego.PreparedEvalQuery, len(groups))
 	for i, g := range groups {
 		var err error
-		if qs.groups[i], err = prepare(findingsQuery(g.id)); err != nil {
+		if qs.groups[i], err = prepare(findingsQuery(g.ID)); err != nil {
 			return qs, err
 		}
 	}
@@ -131,7 +131,7 @@ func prepareQueries(ctx context.Context, compiler *ast.Compiler, store storage.S
 
 // newStore holds the user's data plus data.karpgate: the configuration the
 // rules read and the engine's dispatch table.
-func newStore(set *policySet, cfg *config.Config, groups []*ruleGroup) (storage.Store, dispatchTable, error) {
+func newStore(set *policySet, cfg *config.Config, groups []*memo.Group) (storage.Store, dispatchTable, error) {
 	cfgJSON, err := toJSONValue(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -208,11 +208,10 @@ func toJSONValue(v any) (any, error) {
 // (see groups.go). It reports whether a cross-object rule is a user rule,
 // so that cross-object evaluation must keep whole objects. Reading all of
 // input (a bare `input`) counts as reading the inventory.
-func classifyRules(c *ast.Compiler, catalog Catalog, cfg *config.Config, memoize bool) (groups []*ruleGroup, userRuleReadsInventory bool) {
+func classifyRules(c *ast.Compiler, catalog Catalog, cfg *config.Config, memoize bool) (groups []*memo.Group, userRuleReadsInventory bool) {
 	for i := range catalog {
 		r := &catalog[i]
-		ref := ast.MustParseRef(r.Package).Append(ast.StringTerm("violation"))
-		r.crossObject = readsInventory(c, c.GetRulesExact(ref))
+		r.crossObject = memo.ReadsInventory(c, violationRules(c, *r))
 		if r.crossObject && !r.Builtin {
 			userRuleReadsInventory = true
 		}
@@ -221,70 +220,4 @@ func classifyRules(c *ast.Compiler, catalog Catalog, cfg *config.Config, memoize
 		groups = groupRules(c, catalog, cfg)
 	}
 	return groups, userRuleReadsInventory
-}
-
-// readsInventory says whether the rules, or anything they depend on, read
-// input.inventory.
-func readsInventory(c *ast.Compiler, rules []*ast.Rule) bool {
-	return !everyRuleUsed(c, rules, func(r *ast.Rule) bool { return !ruleReadsInventory(r) })
-}
-
-// everyRuleUsed calls visit on the rules and every rule they depend on,
-// once each, until visit returns false; it reports whether visit accepted
-// them all.
-func everyRuleUsed(c *ast.Compiler, rules []*ast.Rule, visit func(*ast.Rule) bool) bool {
-	// A copy: the compiler's own slice must not be appended to.
-	rules = slices.Clone(rules)
-	seen := map[*ast.Rule]bool{}
-	for len(rules) > 0 {
-		r := rules[len(rules)-1]
-		rules = rules[:len(rules)-1]
-		if seen[r] {
-			continue
-		}
-		seen[r] = true
-		if !visit(r) {
-			return false
-		}
-		for dep := range c.Graph.Dependencies(r) {
-			if d, ok := dep.(*ast.Rule); ok {
-				rules = append(rules, d)
-			}
-		}
-	}
-	return true
-}
-
-func ruleReadsInventory(r *ast.Rule) bool {
-	found := false
-	var vis *ast.GenericVisitor
-	vis = ast.NewGenericVisitor(func(x any) bool {
-		switch v := x.(type) {
-		case ast.Ref:
-			if v[0].Equal(ast.InputRootDocument) && readsInventoryRef(v) {
-				found = true
-			}
-			for _, t := range v[1:] {
-				vis.Walk(t)
-			}
-			return true // the head of a ref is no bare input
-		case ast.Var:
-			if v.Equal(ast.InputRootDocument.Value) {
-				found = true
-			}
-		}
-		return found
-	})
-	vis.Walk(r)
-	return found
-}
-
-// readsInventoryRef: input.inventory, input[x] and input itself may read
-// the inventory; input.object and the other fields do not.
-func readsInventoryRef(ref ast.Ref) bool {
-	if len(ref) < 2 {
-		return true
-	}
-	key, ok := ref[1].Value.(ast.String)
-	return !ok || key == "inventory"
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/policies/budgetfuncs"
+	"github.com/karpgate/karpgate/policies/memo"
 	"github.com/karpgate/karpgate/policies/sandbox"
 )
 
@@ -55,8 +56,8 @@ type Engine struct {
 	budgets *budgetfuncs.Cache
 	// groups are the rules memoized by their footprint, and groupRuns
 	// what they found; see groups.go.
-	groups    []*ruleGroup
-	groupRuns *violationCache
+	groups    []*memo.Group
+	groupRuns *memo.Memo[[]rawViolation]
 	limits    sandbox.Limits
 }
 
@@ -96,7 +97,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e := &Engine{
 		cfg: cfg, catalog: set.catalog, byKey: map[string]Rule{}, queries: qs, selected: selected, wholeObjects: wholeObjects, now: opts.Now,
-		budgets: budgets, groups: groups, groupRuns: newViolationCache(), limits: opts.Limits.WithDefaults(),
+		budgets: budgets, groups: groups, groupRuns: memo.New[[]rawViolation](budgets), limits: opts.Limits.WithDefaults(),
 	}
 	if e.now == nil {
 		e.now = time.Now
@@ -196,7 +197,7 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	for i, g := range e.groups {
-		if g.mutates != req.MutationsOnly || !g.applies[point][kind] {
+		if g.Mutates != req.MutationsOnly || !g.Applies[point][kind] {
 			continue
 		}
 		groupVs, err := e.groupViolations(ctx, g, i, in, now, ref)

@@ -32,7 +32,7 @@ const (
 // spec or disruption is not an object, because the package reports that.
 // The cache keys its entries by them, and a rule that hands the functions
 // input.object reads these fields of it and no more, which the rule groups'
-// memo relies on.
+// memo (policies/memo) relies on.
 var FieldPaths = [][]string{{"apiVersion"}, {"kind"}, {"spec", "disruption", "budgets"}}
 
 var anyObject = types.NewObject(nil, types.NewDynamicProperty(types.S, types.A))
