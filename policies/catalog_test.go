@@ -25,7 +25,7 @@ func TestBuiltinRuleLayout(t *testing.T) {
 	}
 	for _, rule := range catalog {
 		t.Run(rule.ID, func(t *testing.T) {
-			file := strings.TrimPrefix(rule.File, builtinPrefix) // rules/<folder>/<file>.rego
+			file := strings.TrimPrefix(rule.File, BuiltinFilePrefix) // rules/<folder>/<file>.rego
 			folder := path.Base(path.Dir(file))
 			stem := strings.TrimSuffix(path.Base(file), ".rego")
 			if want := "data.karpgate.rules." + folder + "_" + stem; rule.Package != want {

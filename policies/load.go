@@ -17,8 +17,11 @@ import (
 //go:embed rules
 var builtinRules embed.FS
 
-// builtinPrefix names embedded files in error messages and results.
-const builtinPrefix = "builtin:"
+// BuiltinFilePrefix starts the file name of every built-in rule, library
+// and Rego test, in Rule.File, test results and error messages:
+// "builtin:rules/ami/latest.rego" is policies/rules/ami/latest.rego as
+// embedded in the binary.
+const BuiltinFilePrefix = "builtin:"
 
 // policySet is everything compiled together: modules by file name, the
 // rule catalog read from them, and the user's data documents.
@@ -50,7 +53,7 @@ func loadPolicySet(policyDirs, dataDirs []string, withTests bool) (*policySet, e
 		if err != nil {
 			return err
 		}
-		m, err := set.add(builtinPrefix+p, src, true)
+		m, err := set.add(BuiltinFilePrefix+p, src, true)
 		if err == nil {
 			builtinPackages[m.Package.Path.String()] = true
 		}

@@ -39,7 +39,7 @@ func (c Catalog) Markdown() []byte {
 		if !r.Waivable {
 			b.WriteString("This rule cannot be waived.\n\n")
 		}
-		fmt.Fprintf(&b, "Source: `%s` (package `%s`)\n", strings.TrimPrefix(r.File, builtinPrefix), r.Package)
+		fmt.Fprintf(&b, "Source: `%s` (package `%s`)\n", strings.TrimPrefix(r.File, BuiltinFilePrefix), r.Package)
 	}
 	b.WriteString("\n## Builtins for policies\n\nkarpgate adds these functions to Rego; `karpgate verify` and user policies can call them.\n\n")
 	for _, f := range budgetfuncs.Functions() {

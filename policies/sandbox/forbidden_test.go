@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/karpgate/karpgate/policies"
+	"github.com/karpgate/karpgate/policies/verify"
 )
 
 func TestForbiddenBuiltinsAreRejectedAtCompileTime(t *testing.T) {
@@ -22,7 +23,7 @@ func TestForbiddenBuiltinsAreRejectedAtCompileTime(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("got %v\nwant an error containing %q", err, tt.want)
 			}
-			_, err = policies.RunTests(context.Background(), policies.TestOptions{PolicyDirs: []string{"../testdata/userpolicy/" + tt.dir}})
+			_, err = verify.Run(context.Background(), verify.Options{PolicyDirs: []string{"../testdata/userpolicy/" + tt.dir}})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("verify: got %v\nwant an error containing %q", err, tt.want)
 			}

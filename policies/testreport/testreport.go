@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/karpgate/karpgate/internal/junit"
-	"github.com/karpgate/karpgate/policies"
+	"github.com/karpgate/karpgate/policies/verify"
 )
 
 // Formats lists the output formats.
@@ -33,7 +33,7 @@ type Summary struct {
 }
 
 // Summarise counts results.
-func Summarise(results []policies.TestResult) Summary {
+func Summarise(results []verify.Result) Summary {
 	s := Summary{Total: len(results)}
 	for _, r := range results {
 		switch {
@@ -49,7 +49,7 @@ func Summarise(results []policies.TestResult) Summary {
 }
 
 // Write renders results in format.
-func Write(w io.Writer, format string, results []policies.TestResult, opts Options) error {
+func Write(w io.Writer, format string, results []verify.Result, opts Options) error {
 	switch format {
 	case "text":
 		return writeText(w, results, opts)
@@ -61,7 +61,7 @@ func Write(w io.Writer, format string, results []policies.TestResult, opts Optio
 	return fmt.Errorf("unknown format %q; use one of %s", format, strings.Join(Formats, ", "))
 }
 
-func writeText(w io.Writer, results []policies.TestResult, opts Options) error {
+func writeText(w io.Writer, results []verify.Result, opts Options) error {
 	b := bufio.NewWriter(w)
 	for _, r := range results {
 		switch {
@@ -99,11 +99,11 @@ func duration(d time.Duration, opts Options) string {
 	return fmt.Sprintf(" (%s)", d.Round(time.Microsecond))
 }
 
-func writeJSON(w io.Writer, results []policies.TestResult, opts Options) error {
+func writeJSON(w io.Writer, results []verify.Result, opts Options) error {
 	out := struct {
-		Summary Summary               `json:"summary"`
-		Tests   []policies.TestResult `json:"tests"`
-	}{Summarise(results), make([]policies.TestResult, 0, len(results))}
+		Summary Summary         `json:"summary"`
+		Tests   []verify.Result `json:"tests"`
+	}{Summarise(results), make([]verify.Result, 0, len(results))}
 	for _, r := range results {
 		if !opts.Timings {
 			r.Duration = 0
@@ -115,7 +115,7 @@ func writeJSON(w io.Writer, results []policies.TestResult, opts Options) error {
 	return enc.Encode(out)
 }
 
-func writeJUnit(w io.Writer, results []policies.TestResult, opts Options) error {
+func writeJUnit(w io.Writer, results []verify.Result, opts Options) error {
 	doc := junit.Suites{Name: "karpgate verify"}
 	index := map[string]int{}
 	for _, r := range results {

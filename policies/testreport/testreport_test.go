@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/karpgate/karpgate/policies"
+	"github.com/karpgate/karpgate/policies/verify"
 )
 
 func TestSummariseAndText(t *testing.T) {
-	results := []policies.TestResult{
+	results := []verify.Result{
 		{Package: "p", Name: "test_a", Passed: true},
 		{Package: "p", Name: "test_b", Error: "the test's body was false or undefined", File: "p_test.rego", Line: 7, Output: "x = 1\n"},
 		{Package: "p", Name: "todo_test_c", Skipped: true},

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/karpgate/karpgate/policies"
 	"github.com/karpgate/karpgate/policies/testreport"
+	"github.com/karpgate/karpgate/policies/verify"
 )
 
 // Exit codes of `karpgate verify`; 3 is ExitUsage as everywhere.
@@ -50,7 +50,7 @@ func newVerifyCommand(s Streams) *cobra.Command {
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			results, err := policies.RunTests(ctx, policies.TestOptions{PolicyDirs: engine.policyDirs, DataDirs: engine.dataDirs, Config: cfg, Run: run})
+			results, err := verify.Run(ctx, verify.Options{PolicyDirs: engine.policyDirs, DataDirs: engine.dataDirs, Config: cfg, Run: run})
 			if err != nil {
 				return usage(err)
 			}

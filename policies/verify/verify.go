@@ -1,4 +1,4 @@
-package policies
+package verify
 
 import (
 	"bytes"
@@ -11,12 +11,10 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
-	"github.com/open-policy-agent/opa/v1/storage"
 	"github.com/open-policy-agent/opa/v1/topdown"
 
 	"github.com/karpgate/karpgate/config"
-	"github.com/karpgate/karpgate/policies/budgetfuncs"
-	"github.com/karpgate/karpgate/policies/sandbox"
+	"github.com/karpgate/karpgate/policies"
 )
 
 // Rego unit tests follow `opa test`'s conventions: a rule named test_* is a
@@ -29,8 +27,8 @@ const (
 	skipTestPrefix = "todo_test_"
 )
 
-// TestOptions select the Rego unit tests to run.
-type TestOptions struct {
+// Options select the Rego unit tests to run.
+type Options struct {
 	PolicyDirs []string
 	DataDirs   []string
 	// Config is what data.karpgate.config holds during the tests; nil
@@ -41,8 +39,8 @@ type TestOptions struct {
 	Run string
 }
 
-// TestResult is the outcome of one `test_` rule.
-type TestResult struct {
+// Result is the outcome of one `test_` rule.
+type Result struct {
 	Package  string        `json:"package"`
 	Name     string        `json:"name"`
 	File     string        `json:"file"`
@@ -55,10 +53,10 @@ type TestResult struct {
 	Duration time.Duration `json:"durationNanos"`
 }
 
-// RunTests runs the `test_` rules of the built-in rules and of the user's
+// Run runs the `test_` rules of the built-in rules and of the user's
 // policy folders, with karpgate's builtins and restricted capabilities, as
 // `karpgate verify` and `go test` do.
-func RunTests(ctx context.Context, opts TestOptions) ([]TestResult, error) {
+func Run(ctx context.Context, opts Options) ([]Result, error) {
 	cfg := opts.Config
 	if cfg == nil {
 		cfg = config.Default()
@@ -70,21 +68,16 @@ func RunTests(ctx context.Context, opts TestOptions) ([]TestResult, error) {
 			return nil, fmt.Errorf("--run %q: %w", opts.Run, err)
 		}
 	}
-	set, err := loadPolicySet(opts.PolicyDirs, opts.DataDirs, true)
+	suite, err := policies.LoadTestSuite(opts.PolicyDirs, opts.DataDirs)
 	if err != nil {
 		return nil, err
 	}
-	tests := collectTests(set.modules)
-	compiler, err := sandbox.Compile(set.modules, budgetfuncs.Declarations())
+	tests := collectTests(suite.Modules)
+	suiteOpts, err := suite.Compile(cfg)
 	if err != nil {
 		return nil, err
 	}
-	store, _, err := newStore(set, cfg, nil)
-	if err != nil {
-		return nil, err
-	}
-	budgets := budgetfuncs.NewCache()
-	var results []TestResult
+	var results []Result
 	for _, t := range tests {
 		if filter != nil && !filter.MatchString(t.query) {
 			continue
@@ -92,9 +85,9 @@ func RunTests(ctx context.Context, opts TestOptions) ([]TestResult, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		results = append(results, t.run(ctx, compiler, store, budgets))
+		results = append(results, t.run(ctx, suiteOpts))
 	}
-	slices.SortFunc(results, func(a, b TestResult) int {
+	slices.SortFunc(results, func(a, b Result) int {
 		if c := strings.Compare(a.File, b.File); c != 0 {
 			return c
 		}
@@ -163,8 +156,10 @@ func collectTests(modules map[string]*ast.Module) []regoTest {
 	return tests
 }
 
-func (t regoTest) run(ctx context.Context, compiler *ast.Compiler, store storage.Store, budgets *budgetfuncs.Cache) TestResult {
-	res := TestResult{Package: t.pkg, Name: t.name, File: t.file, Line: t.line, Builtin: strings.HasPrefix(t.file, builtinPrefix)}
+// run evaluates the test with suiteOpts, the suite's compiler, store and
+// builtins.
+func (t regoTest) run(ctx context.Context, suiteOpts []func(*rego.Rego)) Result {
+	res := Result{Package: t.pkg, Name: t.name, File: t.file, Line: t.line, Builtin: strings.HasPrefix(t.file, policies.BuiltinFilePrefix)}
 	if t.skip {
 		res.Skipped, res.Passed = true, true
 		return res
@@ -174,15 +169,13 @@ func (t regoTest) run(ctx context.Context, compiler *ast.Compiler, store storage
 	// The query is a reference built from parsed names, so quoting a
 	// renamed test's "#" is what keeps it a valid reference.
 	query := ast.MustParseRef(t.pkgRef()).Append(ast.StringTerm(t.name))
-	opts := append([]func(*rego.Rego){
-		rego.Compiler(compiler),
-		rego.Store(store),
+	opts := append(slices.Clip(suiteOpts),
 		rego.ParsedQuery(ast.NewBody(ast.NewExpr(ast.NewTerm(query)))),
 		rego.PrintHook(topdown.NewPrintHook(&printed)),
 		rego.EnablePrintStatements(true),
 		rego.BuiltinErrorList(&builtinErrs),
 		rego.StrictBuiltinErrors(false),
-	}, budgetfuncs.RegoOptions(budgets)...)
+	)
 	start := time.Now()
 	rs, err := rego.New(opts...).Eval(ctx)
 	res.Duration = time.Since(start)

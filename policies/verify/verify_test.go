@@ -1,4 +1,4 @@
-package policies
+package verify
 
 import (
 	"context"
@@ -7,12 +7,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/karpgate/karpgate/policies"
 )
 
 // TestBuiltinRegoTests runs every `test_` rule shipped with the built-in
 // rules, so `go test` fails when a Rego test does.
 func TestBuiltinRegoTests(t *testing.T) {
-	results, err := RunTests(context.Background(), TestOptions{})
+	results, err := Run(context.Background(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,8 +27,11 @@ func TestBuiltinRegoTests(t *testing.T) {
 		})
 		tested["data."+r.Package] = true
 	}
-	e := newTestEngine(t, Options{})
-	for _, rule := range e.Catalog() {
+	catalog, err := policies.BuiltinCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rule := range catalog {
 		if !tested[rule.Package] {
 			t.Errorf("rule %s (%s) has no Rego tests", rule.ID, rule.Package)
 		}
@@ -34,11 +39,11 @@ func TestBuiltinRegoTests(t *testing.T) {
 }
 
 func TestRunTestsReportsPassingAndFailingSuites(t *testing.T) {
-	results, err := RunTests(context.Background(), TestOptions{PolicyDirs: []string{"testdata/userpolicy/failing", "testdata/userpolicy/good"}, DataDirs: []string{"testdata/userdata"}, Run: "acme"})
+	results, err := Run(context.Background(), Options{PolicyDirs: []string{"../testdata/userpolicy/failing", "../testdata/userpolicy/good"}, DataDirs: []string{"../testdata/userdata"}, Run: "acme"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]TestResult{}
+	got := map[string]Result{}
 	for _, r := range results {
 		if r.Builtin {
 			t.Errorf("-run acme must filter out built-in tests, got %s", r.Name)
@@ -65,7 +70,7 @@ func TestRunTestsReportsPassingAndFailingSuites(t *testing.T) {
 	if e := got["acme.checks.test_errors"].Error; !strings.Contains(e, "to_number") {
 		t.Errorf("a builtin error must be reported, got %q", e)
 	}
-	if r := got["acme.checks.test_fails"]; r.File != "testdata/userpolicy/failing/failing_test.rego" || r.Line != 7 {
+	if r := got["acme.checks.test_fails"]; r.File != "../testdata/userpolicy/failing/failing_test.rego" || r.Line != 7 {
 		t.Errorf("location: got %s:%d", r.File, r.Line)
 	}
 }
@@ -96,7 +101,7 @@ todo_test_later if false
 	if err := os.WriteFile(filepath.Join(dir, "repeated_test.rego"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	results, err := RunTests(context.Background(), TestOptions{PolicyDirs: []string{dir}, Run: `^data\.acme\.`})
+	results, err := Run(context.Background(), Options{PolicyDirs: []string{dir}, Run: `^data\.acme\.`})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +125,7 @@ todo_test_later if false
 }
 
 func TestRunTestsRefusesABadRunPattern(t *testing.T) {
-	_, err := RunTests(context.Background(), TestOptions{Run: "("})
+	_, err := Run(context.Background(), Options{Run: "("})
 	if err == nil || !strings.Contains(err.Error(), `--run "("`) {
 		t.Fatalf("got %v", err)
 	}
