@@ -40,6 +40,15 @@ var reservedPackages = []ast.Ref{
 	ast.MustParseRef("data.karpgate.engine"),
 }
 
+// BuiltinCatalog returns the catalog of the built-in rules alone.
+func BuiltinCatalog() (Catalog, error) {
+	set, err := loadPolicySet(nil, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	return set.catalog, nil
+}
+
 // loadPolicySet parses the built-in rules and the user's policy folders
 // (with their _test.rego files when withTests) and reads the data folders.
 func loadPolicySet(policyDirs, dataDirs []string, withTests bool) (*policySet, error) {

@@ -1,4 +1,4 @@
-package policies
+package readme
 
 import (
 	"bytes"
@@ -6,24 +6,15 @@ import (
 	"strings"
 
 	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/policies"
 	"github.com/karpgate/karpgate/policies/budgetfuncs"
 )
 
-// BuiltinCatalog returns the catalog of the built-in rules alone.
-func BuiltinCatalog() (Catalog, error) {
-	set, err := loadPolicySet(nil, nil, false)
-	if err != nil {
-		return nil, err
-	}
-	return set.catalog, nil
-}
-
-// Markdown renders the catalog as policies/README.md. The README is
-// generated from the rules' METADATA so that the two cannot disagree; a
-// test fails when the committed file is stale.
-func (c Catalog) Markdown() []byte {
+// Markdown renders the catalog as policies/README.md: the built-in rules
+// (policies.BuiltinCatalog) and karpgate's Rego builtins.
+func Markdown(c policies.Catalog) []byte {
 	var b bytes.Buffer
-	b.WriteString(readmeIntro)
+	b.WriteString(intro)
 	b.WriteString("\n## Rules\n\n| ID | Title | Severity | Kinds |\n|---|---|---|---|\n")
 	for _, r := range c {
 		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s |\n", r.ID, strings.ToLower(r.ID), escapeCell(r.Title), r.Severity, strings.Join(r.Kinds, ", "))
@@ -39,7 +30,7 @@ func (c Catalog) Markdown() []byte {
 		if !r.Waivable {
 			b.WriteString("This rule cannot be waived.\n\n")
 		}
-		fmt.Fprintf(&b, "Source: `%s` (package `%s`)\n", strings.TrimPrefix(r.File, BuiltinFilePrefix), r.Package)
+		fmt.Fprintf(&b, "Source: `%s` (package `%s`)\n", strings.TrimPrefix(r.File, policies.BuiltinFilePrefix), r.Package)
 	}
 	b.WriteString("\n## Builtins for policies\n\nkarpgate adds these functions to Rego; `karpgate verify` and user policies can call them.\n\n")
 	for _, f := range budgetfuncs.Functions() {
@@ -49,7 +40,7 @@ func (c Catalog) Markdown() []byte {
 }
 
 // pointsNote names the enforcement points of a rule that does not run everywhere.
-func pointsNote(r Rule) string {
+func pointsNote(r policies.Rule) string {
 	var note string
 	if len(r.Points) > 0 {
 		names := make([]string, len(r.Points))
@@ -75,7 +66,7 @@ func pointsNote(r Rule) string {
 
 func escapeCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
-const readmeIntro = `<!-- Generated from the rules' METADATA by ` + "`go test ./policies -run TestReadmeIsUpToDate -update`" + `; do not edit. -->
+const intro = `<!-- Generated from the rules' METADATA by ` + "`go test ./policies -run TestReadmeIsUpToDate -update`" + `; do not edit. -->
 # karpgate policies
 
 The built-in rule set that ` + "`karpgate lint`" + ` runs in CI and the admission webhook runs
