@@ -14,4 +14,13 @@
 // restricted capabilities: nothing can reach the network or read the
 // environment, and Karpenter's cron and budget semantics come from Go
 // builtins backed by the budget package.
+//
+// This package is the API its callers import: loading, the Engine,
+// evaluation and findings. The jobs behind it live in sub-packages that
+// do not import it: sandbox (what a policy may call and what an
+// evaluation may cost), budgetfuncs (the karpgate.budgets.* builtins and
+// their cache) and memo (evaluating a rule once per distinct value of the
+// fields it reads). Those that build on it sit beside it: verify (the Rego
+// test runner of `karpgate verify`), testreport, readme (README.md) and
+// policywatch (reloading the engine when its files change).
 package policies

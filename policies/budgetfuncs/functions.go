@@ -38,7 +38,7 @@ func (f Function) function() *rego.Function {
 }
 
 // Declarations are the functions as the compiler declares them, for
-// sandbox.Capabilities.
+// sandbox.Compile.
 func Declarations() []*ast.Builtin {
 	decls := make([]*ast.Builtin, 0, len(functions))
 	for _, f := range functions {

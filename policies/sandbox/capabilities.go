@@ -30,10 +30,10 @@ func forbiddenBuiltin(name string) (reason string, forbidden bool) {
 	return "", false
 }
 
-// Capabilities are OPA's builtins for this version minus the forbidden
+// capabilities are OPA's builtins for this version minus the forbidden
 // ones, plus extra: the caller's own builtins (karpgate's), which the
 // sandbox does not know and does not judge.
-func Capabilities(extra []*ast.Builtin) *ast.Capabilities {
+func capabilities(extra []*ast.Builtin) *ast.Capabilities {
 	caps := ast.CapabilitiesForThisVersion()
 	caps.Builtins = slices.DeleteFunc(caps.Builtins, func(b *ast.Builtin) bool {
 		_, forbidden := forbiddenBuiltin(b.Name)
@@ -44,12 +44,12 @@ func Capabilities(extra []*ast.Builtin) *ast.Capabilities {
 	return caps
 }
 
-// Compile compiles modules as Rego v1 with Capabilities(extra) and print
+// Compile compiles modules as Rego v1 with capabilities(extra) and print
 // statements enabled (for `karpgate verify`'s output); a call of a
 // forbidden builtin fails with why it is forbidden.
 func Compile(modules map[string]*ast.Module, extra []*ast.Builtin) (*ast.Compiler, error) {
 	c := ast.NewCompiler().
-		WithCapabilities(Capabilities(extra)).
+		WithCapabilities(capabilities(extra)).
 		WithDefaultRegoVersion(ast.RegoV1).
 		WithEnablePrintStatements(true)
 	if c.Compile(modules); c.Failed() {
