@@ -39,7 +39,7 @@ type Config struct {
 	// karpgate serve judges objects by, instead of the one the cluster's
 	// installed CRDs belong to.
 	KarpenterVersion string `yaml:"karpenterVersion,omitempty" json:"karpenterVersion,omitempty"`
-	AMIs              AMIs   `yaml:"amis,omitempty" json:"amis"`
+	AMIs             AMIs   `yaml:"amis,omitempty" json:"amis"`
 	// Mutations switches the admission webhook's built-in mutations.
 	Mutations Mutations `yaml:"mutations,omitempty" json:"mutations"`
 	// Rules holds per-rule settings keyed by rule ID.
