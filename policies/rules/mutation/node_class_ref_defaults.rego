@@ -38,7 +38,12 @@ defaults := {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass"}
 # reference with no kind, is the AWS provider's.
 needs("group") if {
 	lib.node_class_ref_group in {"", null}
-	lib.node_class_ref_kind in {"", null, defaults.kind}
+	not other_provider_kind
+}
+
+other_provider_kind if {
+	is_string(lib.node_class_ref_kind)
+	not lib.node_class_ref_kind in {"", defaults.kind}
 }
 
 # EC2NodeClass is the kind of the AWS group only; another provider's group
