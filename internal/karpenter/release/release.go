@@ -135,7 +135,7 @@ func LookupVersion(v Version) (r Release, exact bool, err error) {
 			return k[i], false, nil
 		}
 	}
-	return Release{}, false, fmt.Errorf("Karpenter %s predates every release karpgate knows (%s is the oldest); karpgate judges %s", v, Oldest().Version, Lines())
+	return Release{}, false, fmt.Errorf("version %s predates every Karpenter release karpgate knows (%s is the oldest); karpgate judges %s", v, Oldest().Version, Lines())
 }
 
 // Lines lists the known release lines for messages: "v1.0, v1.1, ... v1.15".
