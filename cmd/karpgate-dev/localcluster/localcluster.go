@@ -48,6 +48,11 @@ type Options struct {
 	// Serve adjusts karpgate serve's options before it starts (tests
 	// shorten reload intervals).
 	Serve func(*serve.Options)
+	// Release is the Karpenter release whose CRDs the API server serves
+	// (and whose kwok provider runs, with Karpenter); the zero value means
+	// karpenterstack.Newest. A release whose CRDs serve v1beta1 converts
+	// through karpgate.
+	Release karpenterstack.Release
 	// Karpenter runs a real Karpenter on simulated nodes next to karpgate
 	// (see package karpenterstack) and installs the KWOKNodeClass CRD, so
 	// that NodePools launch nodes and drift replaces them.
@@ -68,6 +73,8 @@ type Cluster struct {
 	// its log.
 	ConfigPath, LogPath string
 
+	// Release is the Karpenter release whose CRDs are served.
+	Release karpenterstack.Release
 	// Karpenter is the simulated-node stack, nil without Options.Karpenter.
 	Karpenter *karpenterstack.Stack
 
@@ -77,16 +84,20 @@ type Cluster struct {
 
 // Start brings the cluster up; on error nothing is left running.
 func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
-	sets := []crdsource.Set{crdsource.KarpenterV1_0_8}
+	release := opts.Release
+	if release.Version == "" {
+		release = karpenterstack.Newest
+	}
+	sets := []crdsource.Set{release.CRDs}
 	var binaries karpenterstack.Binaries
 	if opts.Karpenter {
-		sets = append(sets, crdsource.KarpenterKwokV1_0_8)
+		sets = append(sets, release.NodeClass)
 		// Before anything starts: a missing binary is a usage error.
 		assets := opts.AssetsDir
 		if assets == "" {
 			assets = os.Getenv(controlplane.AssetsEnv)
 		}
-		if binaries, err = karpenterstack.FindBinaries(assets); err != nil {
+		if binaries, err = karpenterstack.FindBinaries(assets, release); err != nil {
 			return nil, err
 		}
 	}
@@ -102,7 +113,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			reviewVersions[crd.Name] = conv.Webhook.ConversionReviewVersions
 		}
 	}
+	if release.Converts != (len(reviewVersions) > 0) {
+		return nil, fmt.Errorf("Karpenter %s's CRDs (%s) declare %d conversion webhooks; the release says it converts: %v", release, release.CRDs, len(reviewVersions), release.Converts)
+	}
 	c = &Cluster{
+		Release:    release,
 		ConfigPath: filepath.Join(opts.Dir, "karpgate.yaml"),
 		LogPath:    filepath.Join(opts.Dir, "karpgate.log"),
 	}
@@ -180,14 +195,16 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return c, err
 	}
 	endpoint := webhookconfig.URLEndpoint(c.WebhookURL, bundle.CAPEM)
-	if err := pointConversionAtKarpgate(ctx, k, endpoint, reviewVersions); err != nil {
-		return c, err
+	if release.Converts {
+		if err := pointConversionAtKarpgate(ctx, k, endpoint, reviewVersions); err != nil {
+			return c, err
+		}
 	}
 	if err := registerAdmission(ctx, k, endpoint, c.MetricsURL); err != nil {
 		return c, err
 	}
 	if opts.Karpenter {
-		stackOpts := karpenterstack.Options{Binaries: binaries, Kubeconfig: kubeconfig, Dir: opts.Dir}
+		stackOpts := karpenterstack.Options{Release: release, Binaries: binaries, Kubeconfig: kubeconfig, Dir: opts.Dir}
 		if opts.Stack != nil {
 			opts.Stack(&stackOpts)
 		}

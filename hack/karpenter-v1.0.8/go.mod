@@ -2,7 +2,7 @@
 // kwok provider (Karpenter core with a cloud provider that launches
 // simulated nodes) at the release karpgate runs against, from the Go module
 // proxy. Nothing in karpgate imports it.
-module github.com/karpgate/karpgate/hack/karpenter
+module github.com/karpgate/karpgate/hack/karpenter-v1.0.8
 
 go 1.26.0
 
