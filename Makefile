@@ -88,7 +88,7 @@ export KARPGATE_KWOK := $(KWOK)
 # The storage migration tests read etcd with this etcdctl.
 export KARPGATE_ETCDCTL := $(ETCDCTL)
 
-.PHONY: build tools etcdctl helm promtool golangci-lint peers manifests test unit e2e lint bench bench-peers load scale fuzz run clean help
+.PHONY: build tools etcdctl helm promtool golangci-lint peers manifests release-facts test unit e2e lint bench bench-peers load scale fuzz run clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -188,6 +188,9 @@ manifests: ## Regenerate manifests/ (kustomize base and overlays, monitoring, He
 # are still building; the end-to-end tests start when those are built.
 # build is a prerequisite of e2e so that the command the Dockerfile runs is
 # one CI runs (test/e2e/dockerfile_test.go keeps them identical).
+release-facts: ## Regenerate internal/karpenter/release/releases.json from the Karpenter modules pinned under hack/releases.
+	$(GO) run ./hack/releasefacts
+
 test: unit e2e ## Lint, build, then every test: unit, fuzz seeds, e2e against a real API server.
 
 # Under `make test`, lint comes before either test run: it compiles every

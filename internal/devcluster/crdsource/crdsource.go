@@ -174,18 +174,29 @@ func readSum(goSum, module, version string) (Pin, error) {
 // filesOf downloads the module a pin names, checks its zip against the
 // pinned hash and reads the YAML files under subdir.
 func filesOf(ctx context.Context, dir string, pin Pin, subdir string) ([]File, error) {
-	zipPath, err := download(ctx, dir, pin)
+	zipPath, err := ModuleZip(ctx, dir, pin)
 	if err != nil {
 		return nil, err
 	}
+	return readZip(zipPath, pin.Module+"@"+pin.Version+"/"+subdir+"/")
+}
+
+// ModuleZip downloads the module zip a pin names into the module cache
+// (running `go mod download` in dir, a pin's folder), checks it against the
+// pinned hash and returns its path.
+func ModuleZip(ctx context.Context, dir string, pin Pin) (string, error) {
+	zipPath, err := download(ctx, dir, pin)
+	if err != nil {
+		return "", err
+	}
 	hash, err := dirhash.HashZip(zipPath, dirhash.Hash1)
 	if err != nil {
-		return nil, fmt.Errorf("hashing %s: %w", zipPath, err)
+		return "", fmt.Errorf("hashing %s: %w", zipPath, err)
 	}
 	if hash != pin.Hash {
-		return nil, fmt.Errorf("%s@%s in the module cache hashes to %s, but %s pins %s", pin.Module, pin.Version, hash, filepath.Join(dir, "go.sum"), pin.Hash)
+		return "", fmt.Errorf("%s@%s in the module cache hashes to %s, but %s pins %s", pin.Module, pin.Version, hash, filepath.Join(dir, "go.sum"), pin.Hash)
 	}
-	return readZip(zipPath, pin.Module+"@"+pin.Version+"/"+subdir+"/")
+	return zipPath, nil
 }
 
 // ReadPin reads the module line (not the /go.mod line) of a pin's go.sum.

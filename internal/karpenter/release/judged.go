@@ -1,0 +1,78 @@
+package release
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Judged is the Karpenter version karpgate judges objects by, and where
+// that choice came from.
+type Judged struct {
+	// Release is the known release whose facts apply.
+	Release Release
+	// Facts are Release's facts, with the schema facts of the CRDs in use
+	// when they came from files or a cluster.
+	Facts Facts
+	// Exact is false when the version asked for, or the CRDs in use, match
+	// no known release exactly: Release is then the closest karpgate knows.
+	Exact bool
+	// Source says what chose the version: "linked CRDs", "--karpenter-version
+	// v1.12", "CRDs in cluster https://...", "karpgate.yaml karpenterVersion".
+	Source string
+	// Note says why the match is not exact, for people; "" when it is.
+	Note string
+}
+
+// ForRelease judges by a known release's own facts.
+func ForRelease(r Release, exact bool, source string) Judged {
+	j := Judged{Release: r, Facts: r.Facts, Exact: exact, Source: source}
+	if !exact {
+		j.Note = fmt.Sprintf("karpgate has no facts of that exact release; it judges by %s, the closest it knows", r.Version)
+	}
+	return j
+}
+
+// ForCRDs judges by the CRDs in use: their own schema facts, and the code
+// facts of the known release they match (or the closest).
+func ForCRDs(s SchemaFacts, source string) Judged {
+	d := Detect(s)
+	j := Judged{Release: d.Release, Facts: d.Release.Facts.WithSchema(s), Exact: d.Exact, Source: source}
+	if !d.Exact {
+		j.Note = fmt.Sprintf("these CRDs match no release karpgate knows exactly (they differ from %s in %v); the CRDs decide what they state, %s's code facts (hashes, drift) the rest", d.Release.Version, d.Differences, d.Release.Version)
+	}
+	return j
+}
+
+// String names the judged version for people: "Karpenter v1.15.1 (linked
+// CRDs)", with "~" before an inexact match.
+func (j Judged) String() string {
+	approx := ""
+	if !j.Exact {
+		approx = "~"
+	}
+	return fmt.Sprintf("Karpenter %s%s (%s)", approx, j.Release.Version, j.Source)
+}
+
+// Data is what the Rego rules read as data.karpgate.karpenter: the version,
+// how it was chosen and the facts, in the table's JSON shape.
+func (j Judged) Data() map[string]any {
+	// Through JSON, so that the rules see exactly the table's shape and
+	// the policy store gets only JSON values.
+	raw, err := json.Marshal(j.Facts)
+	if err != nil {
+		panic(err) // Facts holds only JSON-safe values
+	}
+	var facts map[string]any
+	if err := json.Unmarshal(raw, &facts); err != nil {
+		panic(err)
+	}
+	return map[string]any{
+		"version": j.Release.Version.String(),
+		"line":    j.Release.Version.MinorString(),
+		"exact":   j.Exact,
+		"source":  j.Source,
+		"facts":   facts,
+		// per-node drift: field path -> drift reason
+		"resolutionDrift": j.Facts.ResolutionDrift(),
+	}
+}
