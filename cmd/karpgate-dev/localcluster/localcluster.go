@@ -10,13 +10,16 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/karpgate/karpgate/internal/devcluster/loopback"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
 	"github.com/karpgate/karpgate/internal/devcluster/controlplane"
@@ -81,6 +84,9 @@ type Cluster struct {
 	stopServe func() error
 	written   []string
 }
+
+// processLoggers sets the process-wide loggers once; see Start.
+var processLoggers sync.Once
 
 // Start brings the cluster up; on error nothing is left running.
 func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
@@ -174,6 +180,14 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	serveOpts := serve.Defaults()
 	serveOpts.RestConfig, serveOpts.Log = c.Config, fileLogger(logFile)
+	// controller-runtime's and klog's loggers are the process's: the first
+	// cluster of a process points them at its log, before its serve or any
+	// client runs, and a second cluster running beside it leaves them.
+	processLoggers.Do(func() {
+		ctrllog.SetLogger(serveOpts.Log)
+		klog.SetLogger(serveOpts.Log)
+	})
+	serveOpts.KeepProcessLoggers = true
 	serveOpts.CertDir, serveOpts.Host, serveOpts.Port = certDir, "127.0.0.1", ports[0]
 	serveOpts.HealthAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
 	// Plain HTTP on loopback, so a developer (or a test) can read
