@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/internal/karpenter/release"
 	"github.com/karpgate/karpgate/internal/manifest"
 )
 
@@ -34,7 +35,11 @@ type Config struct {
 	// KubernetesVersion is the cluster's target version, "1.33" for
 	// example; rules about AMIs that stop at a version read it.
 	KubernetesVersion string `yaml:"kubernetesVersion,omitempty" json:"kubernetesVersion,omitempty"`
-	AMIs              AMIs   `yaml:"amis,omitempty" json:"amis"`
+	// KarpenterVersion, when set ("v1.15"), is the Karpenter release
+	// karpgate serve judges objects by, instead of the one the cluster's
+	// installed CRDs belong to.
+	KarpenterVersion string `yaml:"karpenterVersion,omitempty" json:"karpenterVersion,omitempty"`
+	AMIs             AMIs   `yaml:"amis,omitempty" json:"amis"`
 	// Mutations switches the admission webhook's built-in mutations.
 	Mutations Mutations `yaml:"mutations,omitempty" json:"mutations"`
 	// Rules holds per-rule settings keyed by rule ID.
@@ -168,13 +173,24 @@ func (c *Config) validate() error {
 	if c.KubernetesVersion != "" && !kubernetesVersionPattern.MatchString(c.KubernetesVersion) {
 		return c.errorAt("kubernetesVersion", fmt.Sprintf("%q is not a Kubernetes minor version; write it like \"1.33\"", c.KubernetesVersion))
 	}
+	// Alias families are those of the Karpenter release configured, else
+	// of the newest karpgate knows.
+	facts := release.Newest().Facts
+	if c.KarpenterVersion != "" {
+		r, _, err := release.Lookup(c.KarpenterVersion)
+		if err != nil {
+			return c.errorAt("karpenterVersion", err.Error())
+		}
+		facts = r.Facts
+	}
 	for _, family := range sortedKeys(c.AMIs.ApprovedAliasVersions) {
 		path := "amis.approvedAliasVersions[" + family + "]"
-		if !slices.Contains(karpenter.AMIAliasFamilies, family) {
-			return c.errorAt(path, fmt.Sprintf("%q is not an alias family; use one of %s", family, strings.Join(karpenter.AMIAliasFamilies, ", ")))
+		alias, ok := facts.AliasFamily(family)
+		if !ok {
+			return c.errorAt(path, fmt.Sprintf("%q is not an alias family; use one of %s", family, strings.Join(facts.AliasFamilyNames(), ", ")))
 		}
-		if strings.HasPrefix(family, "windows") {
-			return c.errorAt(path, "Windows aliases can only be @latest, so they have no versions to approve; select Windows AMIs by id to pin them")
+		if alias.LatestOnly {
+			return c.errorAt(path, fmt.Sprintf("%s aliases can only be @latest, so they have no versions to approve; select %s AMIs by id to pin them", family, family))
 		}
 		for i, v := range c.AMIs.ApprovedAliasVersions[family] {
 			if v == "" || v == "latest" || strings.Contains(v, "@") {

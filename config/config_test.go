@@ -35,7 +35,7 @@ func TestParseValidatesValues(t *testing.T) {
 		{"point", "rules:\n  KG101:\n    actions: {audit: warn}\n", `rules[KG101].actions[audit]: "audit" is not an enforcement point`},
 		{"point action", "rules:\n  KG101:\n    actions: {ci: stop}\n", `rules[KG101].actions[ci]: "stop" is not an action`},
 		{"family", "amis:\n  approvedAliasVersions:\n    ubuntu: [v1]\n", `karpgate.yaml:3:5: amis.approvedAliasVersions[ubuntu]: "ubuntu" is not an alias family`},
-		{"windows", "amis:\n  approvedAliasVersions:\n    windows2022: [v1]\n", `Windows aliases can only be @latest`},
+		{"windows", "amis:\n  approvedAliasVersions:\n    windows2022: [v1]\n", `windows2022 aliases can only be @latest`},
 		{"latest", "amis:\n  approvedAliasVersions:\n    al2023: [v20240807, latest]\n", `karpgate.yaml:3:25: amis.approvedAliasVersions[al2023][1]: "latest" is not a pinned version`},
 		{"full alias", "amis:\n  approvedAliasVersions:\n    al2023: [al2023@v20240807]\n", `write only the part after @`},
 		{"k8s version", "kubernetesVersion: 1.3x\n", `kubernetesVersion: "1.3x" is not a Kubernetes minor version`},

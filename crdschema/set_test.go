@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/karpgate/karpgate/internal/karpenter/release"
 )
 
 // smallCRD is written for these tests (not Karpenter's): one served and one
@@ -138,5 +140,28 @@ func TestLinkedReleaseMatchesGoMod(t *testing.T) {
 	}
 	if _, ok := set.Lookup("karpenter.k8s.aws/v1", "EC2NodeClass"); !ok {
 		t.Error("linked set lacks EC2NodeClass")
+	}
+}
+
+func TestLinkedSetIsJudgedAsTheLinkedRelease(t *testing.T) {
+	set, err := Linked()
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := set.Judged()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Release.Version.String() != LinkedRelease || !j.Exact {
+		t.Fatalf("linked set judged as %s", j)
+	}
+	// The same CRDs under another name are detected from what they state.
+	facts, err := set.Facts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := release.Detect(facts)
+	if d.Release.Version.String() != LinkedRelease || !d.Exact {
+		t.Fatalf("the linked CRDs detected as %s (exact %t, differences %v); want %s", d.Release.Version, d.Exact, d.Differences, LinkedRelease)
 	}
 }

@@ -35,6 +35,12 @@ type Report struct {
 	// CRDs names the CRD set objects were judged with; "" when the schema
 	// stage was off.
 	CRDs string
+	// Karpenter is the Karpenter version the rules judged by ("v1.15.1").
+	Karpenter string
+	// KarpenterChoice says how that version was chosen when the CRD set
+	// does not say it alone ("~v1.14.3 (--karpenter-version v1.14)"); ""
+	// when the CRDs are exactly that release's.
+	KarpenterChoice string
 }
 
 // ObjectResult is the verdict on one object.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,6 +57,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.CRDs != nil {
 		stages = append([]Stage{NewSchemaStage(opts.CRDs, opts.Engine)}, stages...)
 		report.CRDs = opts.CRDs.Name()
+	}
+	judged := opts.Engine.Karpenter()
+	report.Karpenter = judged.Release.Version.String()
+	if !judged.Exact || judged.Chosen {
+		report.KarpenterChoice = strings.TrimPrefix(judged.String(), "Karpenter ")
 	}
 	l := &linter{
 		engine:      opts.Engine,

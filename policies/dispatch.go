@@ -12,6 +12,7 @@ import (
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/internal/karpenter/release"
 	"github.com/karpgate/karpgate/policies/budgetfuncs"
 	"github.com/karpgate/karpgate/policies/memo"
 )
@@ -131,7 +132,7 @@ func prepareQueries(ctx context.Context, compiler *ast.Compiler, store storage.S
 
 // newStore holds the user's data plus data.karpgate: the configuration the
 // rules read and the engine's dispatch table.
-func newStore(set *policySet, cfg *config.Config, groups []*memo.Group) (storage.Store, dispatchTable, error) {
+func newStore(set *policySet, cfg *config.Config, groups []*memo.Group, judged release.Judged) (storage.Store, dispatchTable, error) {
 	cfgJSON, err := toJSONValue(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -165,8 +166,9 @@ func newStore(set *policySet, cfg *config.Config, groups []*memo.Group) (storage
 		data[k] = v
 	}
 	data["karpgate"] = map[string]any{
-		"config": cfgJSON,
-		"engine": map[string]any{"dispatch": dispatch, "rule_ids": ids},
+		"config":    cfgJSON,
+		"karpenter": judged.Data(),
+		"engine":    map[string]any{"dispatch": dispatch, "rule_ids": ids},
 	}
 	return inmem.NewFromObjectWithOpts(data, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true)), selected, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/internal/karpenter/release"
 	"github.com/karpgate/karpgate/policies/budgetfuncs"
 	"github.com/karpgate/karpgate/policies/sandbox"
 )
@@ -28,7 +29,7 @@ func TestDispatchTableAgreesWithTheDispatchData(t *testing.T) {
 	}
 	cfg := config.Default()
 	groups, _ := classifyRules(compiler, set.catalog, cfg, true)
-	store, selected, err := newStore(set, cfg, groups)
+	store, selected, err := newStore(set, cfg, groups, release.ForRelease(release.Newest(), true, "linked CRDs"))
 	if err != nil {
 		t.Fatal(err)
 	}

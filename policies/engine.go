@@ -14,6 +14,7 @@ import (
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/internal/karpenter/release"
 	"github.com/karpgate/karpgate/policies/budgetfuncs"
 	"github.com/karpgate/karpgate/policies/memo"
 	"github.com/karpgate/karpgate/policies/sandbox"
@@ -31,6 +32,10 @@ type Options struct {
 	Now func() time.Time
 	// Limits bound each evaluation; zero fields mean sandbox.DefaultLimits.
 	Limits sandbox.Limits
+	// Karpenter is the Karpenter version objects are judged by; the rules
+	// read its facts as data.karpgate.karpenter. nil means the newest
+	// release karpgate knows, whose CRDs the binary links.
+	Karpenter *release.Judged
 
 	// evaluateEveryRuleEveryTime turns off the rule groups' memo, for tests
 	// that compare with it.
@@ -41,10 +46,12 @@ type Options struct {
 // safe for concurrent use; to apply a new configuration or new policies,
 // build a new Engine and swap it in.
 type Engine struct {
-	cfg     *config.Config
-	catalog Catalog
-	byKey   map[string]Rule
-	queries queries
+	// karpenter is the version the rules judge by.
+	karpenter release.Judged
+	cfg       *config.Config
+	catalog   Catalog
+	byKey     map[string]Rule
+	queries   queries
 	// selected says which of the queries' selections have rules for a
 	// kind at a point; the others are not evaluated.
 	selected dispatchTable
@@ -86,7 +93,11 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	groups, wholeObjects := classifyRules(compiler, set.catalog, cfg, !opts.evaluateEveryRuleEveryTime)
-	store, selected, err := newStore(set, cfg, groups)
+	judged := release.ForRelease(release.Newest(), true, "linked CRDs")
+	if opts.Karpenter != nil {
+		judged = *opts.Karpenter
+	}
+	store, selected, err := newStore(set, cfg, groups, judged)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +107,8 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{
-		cfg: cfg, catalog: set.catalog, byKey: map[string]Rule{}, queries: qs, selected: selected, wholeObjects: wholeObjects, now: opts.Now,
+		karpenter: judged,
+		cfg:       cfg, catalog: set.catalog, byKey: map[string]Rule{}, queries: qs, selected: selected, wholeObjects: wholeObjects, now: opts.Now,
 		budgets: budgets, groups: groups, groupRuns: memo.New[[]rawViolation](budgets), limits: opts.Limits.WithDefaults(),
 	}
 	if e.now == nil {
@@ -110,6 +122,9 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	return e, nil
 }
+
+// Karpenter is the Karpenter version the engine judges objects by.
+func (e *Engine) Karpenter() release.Judged { return e.karpenter }
 
 func checkRulesDefineViolation(c *ast.Compiler, catalog Catalog) error {
 	for _, r := range catalog {

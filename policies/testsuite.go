@@ -5,6 +5,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 
 	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/internal/karpenter/release"
 	"github.com/karpgate/karpgate/policies/budgetfuncs"
 	"github.com/karpgate/karpgate/policies/sandbox"
 )
@@ -41,7 +42,7 @@ func (s *TestSuite) Compile(cfg *config.Config) ([]func(*rego.Rego), error) {
 	if err != nil {
 		return nil, err
 	}
-	store, _, err := newStore(s.set, cfg, nil)
+	store, _, err := newStore(s.set, cfg, nil, release.ForRelease(release.Newest(), true, "linked CRDs"))
 	if err != nil {
 		return nil, err
 	}

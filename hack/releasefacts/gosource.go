@@ -361,4 +361,3 @@ func (p *goPackage) source(e ast.Expr) string {
 	}
 	return b.String()
 }
-

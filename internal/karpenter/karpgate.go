@@ -12,7 +12,3 @@ const (
 	// object; the annotation's value is the reason, which must not be empty.
 	WaiverAnnotationPrefix = "karpgate.io/waive-"
 )
-
-// AMIAliasFamilies are the families an EC2NodeClass amiSelectorTerms alias
-// may name, in the v1 CRD's order.
-var AMIAliasFamilies = []string{"al2", "al2023", "bottlerocket", "windows2019", "windows2022"}

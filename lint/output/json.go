@@ -40,12 +40,16 @@ type jsonTool struct {
 	Version string `json:"version"`
 	// CRDs names the CRD set objects were judged with, when any.
 	CRDs string `json:"crds,omitempty"`
+	// Karpenter is the Karpenter version the rules judged by, and
+	// KarpenterChoice how it was chosen when the CRDs alone do not say.
+	Karpenter       string `json:"karpenter"`
+	KarpenterChoice string `json:"karpenterChoice,omitempty"`
 }
 
 // JSON writes the summary, the active findings and the waived ones.
 func JSON(w io.Writer, r *lint.Report, opts Options) error {
 	out := jsonReport{
-		Tool:     jsonTool{Name: "karpgate", Version: opts.ToolVersion, CRDs: r.CRDs},
+		Tool:     jsonTool{Name: "karpgate", Version: opts.ToolVersion, CRDs: r.CRDs, Karpenter: r.Karpenter, KarpenterChoice: r.KarpenterChoice},
 		Summary:  r.Summary(),
 		Findings: jsonFindings(r.Findings()),
 		Waived:   jsonFindings(r.WaivedFindings()),

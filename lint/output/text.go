@@ -69,6 +69,9 @@ func Text(w io.Writer, r *lint.Report, opts Options) error {
 	if r.CRDs != "" {
 		fmt.Fprintf(b, "; CRDs: %s", r.CRDs)
 	}
+	if r.KarpenterChoice != "" {
+		fmt.Fprintf(b, "; judged as Karpenter %s", r.KarpenterChoice)
+	}
 	fmt.Fprintln(b)
 	return b.Flush()
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/karpgate/karpgate/crdschema"
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/internal/karpenter/release"
 	"github.com/karpgate/karpgate/internal/manifest"
 	"github.com/karpgate/karpgate/lint"
 )
@@ -27,12 +28,15 @@ type schemaFlags struct {
 	fromCluster  bool
 	kube         kubeFlags
 	showDefaults bool
+	// karpenterVersion overrides the version the CRDs say.
+	karpenterVersion string
 }
 
 func (f *schemaFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.enabled, "schema", true, "check every object against Karpenter's CRDs as the API server would (schema, CEL rules, defaults); --schema=false leaves only the policy rules")
 	cmd.Flags().StringArrayVar(&f.paths, "crds", nil, "CRD manifests (files or folders, such as `helm template` of the karpenter-crd chart you pin) to check against instead of the linked Karpenter release (repeatable)")
 	cmd.Flags().BoolVar(&f.fromCluster, "crds-from-cluster", false, "check against the Karpenter CRDs installed in the cluster of --kubeconfig/--context instead of the linked release")
+	cmd.Flags().StringVar(&f.karpenterVersion, "karpenter-version", "", "judge by this Karpenter release's facts (v1.0 to v"+release.Newest().Version.MinorString()[1:]+": budget reasons, alias families, which fields drift every node) instead of the release the CRDs belong to; the CRD checks keep the CRDs chosen")
 	cmd.Flags().BoolVar(&f.showDefaults, "show-defaults", false, "print each object as the API server would store it (CRD defaults filled in and marked `# default`, unknown fields dropped) on standard output; the findings go to standard error")
 	f.kube.register(cmd.Flags())
 }
@@ -52,6 +56,28 @@ func (f *schemaFlags) set(ctx context.Context) (*crdschema.Set, error) {
 		return f.clusterSet(ctx)
 	}
 	return crdschema.Linked()
+}
+
+// judged is the Karpenter version the rules judge by: --karpenter-version,
+// else the release the CRDs in use belong to, else (--schema=false) the
+// linked release.
+func (f *schemaFlags) judged(set *crdschema.Set) (release.Judged, error) {
+	if f.karpenterVersion != "" {
+		r, exact, err := release.Lookup(f.karpenterVersion)
+		if err != nil {
+			return release.Judged{}, fmt.Errorf("--karpenter-version: %w", err)
+		}
+		j := release.ForRelease(r, exact, "--karpenter-version "+f.karpenterVersion)
+		j.Chosen = true
+		return j, nil
+	}
+	if set == nil {
+		var err error
+		if set, err = crdschema.Linked(); err != nil {
+			return release.Judged{}, err
+		}
+	}
+	return set.Judged()
 }
 
 // clusterSet reads the Karpenter CRDs installed in the cluster.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/buildinfo"
+	"github.com/karpgate/karpgate/internal/karpenter/release"
 	"github.com/karpgate/karpgate/lint"
 	"github.com/karpgate/karpgate/lint/output"
 	"github.com/karpgate/karpgate/policies"
@@ -25,7 +26,9 @@ with the API server's own validation code and Karpenter's CRDs: schema,
 x-kubernetes-validations (CEL) rules, defaults, unknown fields (rules
 KG801-KG811). YAML is read as kubectl reads it: a bare yes, no, on or off
 is a YAML 1.1 boolean, and KG811 warns where that may not be meant. The CRDs are those of the Karpenter release linked into
-karpgate (see karpgate version), or --crds, or --crds-from-cluster. A v1beta1
+karpgate (see karpgate version), or --crds, or --crds-from-cluster. The rules
+judge by the Karpenter release those CRDs belong to (its budget reasons, alias
+families, which fields drift every node...), or by --karpenter-version. A v1beta1
 object the CRDs no longer serve is judged as karpgate's conversion to v1,
 with findings pointing at the v1beta1 field. The rules then reason about the
 object with the CRD's defaults filled in, as the cluster would store it.
@@ -54,6 +57,7 @@ const lintExample = `  karpgate lint manifests/
   karpgate lint --format sarif=karpgate.sarif --format text .
   kubectl get nodepools,ec2nodeclasses -o yaml | karpgate lint -
   karpgate lint --crds charts/karpenter-crd-rendered.yaml manifests/
+  karpgate lint --karpenter-version v1.12 manifests/
   karpgate lint --show-defaults nodepool.yaml > stored.yaml`
 
 type lintFlags struct {
@@ -105,7 +109,9 @@ func (f *engineFlags) clock() (func() time.Time, error) {
 	return func() time.Time { return t }, nil
 }
 
-func (f *engineFlags) build(ctx context.Context) (*policies.Engine, error) {
+// build compiles the engine; karpenter is the version the rules judge by
+// (nil: the linked release).
+func (f *engineFlags) build(ctx context.Context, karpenter *release.Judged) (*policies.Engine, error) {
 	cfg, err := f.loadConfig()
 	if err != nil {
 		return nil, err
@@ -114,7 +120,7 @@ func (f *engineFlags) build(ctx context.Context) (*policies.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return policies.New(ctx, policies.Options{Config: cfg, PolicyDirs: f.policyDirs, DataDirs: f.dataDirs, Now: clock})
+	return policies.New(ctx, policies.Options{Config: cfg, PolicyDirs: f.policyDirs, DataDirs: f.dataDirs, Now: clock, Karpenter: karpenter})
 }
 
 func newLintCommand(s Streams) *cobra.Command {
@@ -156,11 +162,11 @@ func runLint(ctx context.Context, s Streams, f lintFlags, args []string) error {
 	if err != nil {
 		return usage(err)
 	}
-	engine, err := f.engine.build(ctx)
-	if err != nil {
-		return usage(err)
-	}
 	if f.listRules {
+		engine, err := f.engine.build(ctx, nil)
+		if err != nil {
+			return usage(err)
+		}
 		listRules(s.Out, engine.Catalog())
 		return nil
 	}
@@ -168,6 +174,14 @@ func runLint(ctx context.Context, s Streams, f lintFlags, args []string) error {
 		return usage(fmt.Errorf("no input: give files, folders or - for standard input"))
 	}
 	crds, err := f.schema.set(ctx)
+	if err != nil {
+		return usage(err)
+	}
+	judged, err := f.schema.judged(crds)
+	if err != nil {
+		return usage(err)
+	}
+	engine, err := f.engine.build(ctx, &judged)
 	if err != nil {
 		return usage(err)
 	}

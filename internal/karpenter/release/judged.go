@@ -21,6 +21,9 @@ type Judged struct {
 	Source string
 	// Note says why the match is not exact, for people; "" when it is.
 	Note string
+	// Chosen is true when a flag or karpgate.yaml chose the version, not
+	// the CRDs in use: reports then say so next to the CRDs.
+	Chosen bool
 }
 
 // ForRelease judges by a known release's own facts.
@@ -74,5 +77,7 @@ func (j Judged) Data() map[string]any {
 		"facts":   facts,
 		// per-node drift: field path -> drift reason
 		"resolutionDrift": j.Facts.ResolutionDrift(),
+		// the release line each value first appeared in, for messages
+		"introduced": Introduced(),
 	}
 }

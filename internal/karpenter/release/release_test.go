@@ -227,3 +227,21 @@ func TestSchemaFromCRDs(t *testing.T) {
 		t.Errorf("a CRD without group and kind: %v; want an error naming it", err)
 	}
 }
+
+func TestIntroduced(t *testing.T) {
+	in := Introduced()
+	for _, tc := range []struct{ kind, value, want string }{
+		{"budgetReasons", "Unhealthy", "v1.15"},
+		{"consolidationPolicies", "Balanced", "v1.14"},
+		{"requirementOperators", "Gte", "v1.9"},
+		{"aliasFamilies", "windows2025", "v1.9"},
+		{"kinds", "CapacityBuffer", "v1.14"},
+		{"ec2NodeClassFields", "enclaveOptions", "v1.15"},
+		{"nodePoolFields", "replicas", "v1.8"},
+		{"budgetReasons", "Drifted", ""},
+	} {
+		if got := in[tc.kind][tc.value]; got != tc.want {
+			t.Errorf("%s %s introduced in %q, want %q", tc.kind, tc.value, got, tc.want)
+		}
+	}
+}

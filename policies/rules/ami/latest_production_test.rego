@@ -22,7 +22,7 @@ test_fix_names_approved_versions if {
 test_windows_fix_says_select_by_id if {
 	v := violation with input as {"object": alias_class("windows2022@latest"), "production": true}
 	some f in v
-	startswith(f.fix, "Windows aliases can only be @latest")
+	startswith(f.fix, "windows2022 aliases can only be @latest")
 }
 
 test_pinned_alias_passes if {

@@ -31,8 +31,8 @@ alias_terms contains [i, term.alias] if {
 approved_versions(family) := data.karpgate.config.amis.approvedAliasVersions[family]
 
 # The fix for an @latest alias, naming approved versions when configured.
-pin_fix(alias) := sprintf("Windows aliases can only be @latest: select a tested Windows AMI by id to pin it, or accept drift on every release for %s", [alias]) if {
-	startswith(alias_family(alias), "windows")
+pin_fix(alias) := sprintf("%s aliases can only be @latest: select a tested AMI by id to pin it, or accept drift on every release for %s", [alias_family(alias), alias]) if {
+	alias_latest_only(alias_family(alias))
 } else := sprintf("Pin an approved version: %s", [concat(", ", [sprintf("%s@%s", [alias_family(alias), v]) | some v in approved_versions(alias_family(alias))])]) if {
 	count(approved_versions(alias_family(alias))) > 0
 } else := sprintf("Pin a version you have tested, such as %s@%s", [alias_family(alias), example_version(alias_family(alias))])
@@ -123,8 +123,39 @@ budget_analysis := karpgate.budgets.analyze(input.object, time.now_ns())
 
 budget_path(i) := sprintf("spec.disruption.budgets[%d]", [i])
 
-# Disruption reasons in Karpenter's order.
-reasons := ["Underutilized", "Empty", "Drifted"]
+# --- The Karpenter version judged ---------------------------------------------
+
+# data.karpgate.karpenter is the Karpenter version objects are judged by and
+# its facts, from internal/karpenter/release: chosen by lint's CRD set or
+# --karpenter-version, and at admission by the CRDs installed in the
+# cluster or karpgate.yaml's karpenterVersion. Rules ask it rather than
+# spell a Karpenter fact themselves.
+karpenter_version := data.karpgate.karpenter.version
+
+karpenter_schema := data.karpgate.karpenter.facts.schema
+
+karpenter_code := data.karpgate.karpenter.facts.code
+
+# Disruption reasons of the version judged, in Karpenter's order.
+reasons := karpenter_schema.budgetReasons
+
+# The release line a value of a kind of fact ("budgetReasons",
+# "consolidationPolicies", "aliasFamilies", ...) first appeared in;
+# undefined for values every known release has.
+introduced(kind, value) := data.karpgate.karpenter.introduced[kind][value]
+
+# " (Unhealthy is new in Karpenter v1.15)", or "" when the value is not
+# one of a newer release.
+newer_release_note(kind, value) := sprintf(" (%s is new in Karpenter %s)", [value, introduced(kind, value)]) if {
+	introduced(kind, value)
+} else := ""
+
+# Alias families that the version judged accepts only with @latest.
+alias_latest_only(family) if {
+	some f in karpenter_schema.aliasFamilies
+	f.family == family
+	f.latestOnly
+}
 
 # "a", "a and b", "a, b and c".
 and_list(xs) := xs[0] if count(xs) == 1

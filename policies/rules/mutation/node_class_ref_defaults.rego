@@ -4,7 +4,9 @@
 #   v1 requires nodeClassRef group and kind, and a NodePool that names only
 #   the EC2NodeClass is the commonest v1 apply failure. The mutating webhook
 #   fills in the AWS provider's group and kind, and says so
-#   (karpgate.yaml mutations.nodeClassRefDefaults).
+#   (karpgate.yaml mutations.nodeClassRefDefaults). A reference that names
+#   another provider's group or kind (AKSNodeClass, KWOKNodeClass) is left
+#   as written: the API server then says what is missing.
 # custom:
 #   id: KG701
 #   severity: warn
@@ -31,7 +33,13 @@ violation contains {
 
 defaults := {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass"}
 
-needs("group") if lib.node_class_ref_group in {"", null}
+# A reference that names another provider's kind (AKSNodeClass,
+# KWOKNodeClass) keeps its group to its author: only an EC2NodeClass, or a
+# reference with no kind, is the AWS provider's.
+needs("group") if {
+	lib.node_class_ref_group in {"", null}
+	lib.node_class_ref_kind in {"", null, defaults.kind}
+}
 
 # EC2NodeClass is the kind of the AWS group only; another provider's group
 # keeps its kind to its author.

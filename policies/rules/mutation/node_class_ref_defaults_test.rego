@@ -39,3 +39,11 @@ test_v1beta1_is_left_to_conversion if {
 test_complete_ref_is_untouched if {
 	count(violation) == 0 with input as {"object": testlib.node_pool({})} with data.karpgate.config as on
 }
+
+# Another provider's kind never gets the AWS group: AKSNodeClass and
+# KWOKNodeClass belong to karpenter.azure.com and karpenter.kwok.sh.
+test_other_providers_kinds_keep_their_group if {
+	count(violation) == 0 with input as {"object": pool_with_ref({"name": "default", "kind": "AKSNodeClass"})} with data.karpgate.config as on
+	count(violation) == 0 with input as {"object": pool_with_ref({"name": "default", "kind": "KWOKNodeClass"})} with data.karpgate.config as on
+	count(violation) == 0 with input as {"object": pool_with_ref({"name": "default", "group": "karpenter.kwok.sh"})} with data.karpgate.config as on
+}

@@ -3,10 +3,12 @@
 # description: >-
 #   Karpenter hashes a NodePool's spec.template (everything but requirements)
 #   and an EC2NodeClass's static fields (userData, tags, blockDeviceMappings,
-#   metadataOptions, role, instanceProfile, ...; kubelet through a hash of its
-#   own). An update that changes one of them marks every NodeClaim of the pool
-#   drifted, and Karpenter replaces them all, as fast as the Drifted budgets
-#   allow. Moving an alias to another version drifts every node the same way.
+#   metadataOptions, role, instanceProfile, kubelet...). An update that
+#   changes one of them marks every NodeClaim of the pool drifted, and
+#   Karpenter replaces them all, as fast as the Drifted budgets allow.
+#   Which fields are hashed is read from the Karpenter version judged (its
+#   Go types' hash:"ignore" tags): ipPrefixCount, for one, drifts nothing.
+#   Moving an alias to another version drifts every node the same way.
 # custom:
 #   id: KG601
 #   severity: warn
@@ -49,6 +51,13 @@ latest_introduced(old_alias, new_alias) if {
 
 # --- What Karpenter hashes --------------------------------------------------
 
+# How the Karpenter version judged hashes the kind: the paths it hashes
+# whole, those tagged hash:"ignore" in its Go types, and what it hashes
+# besides (internal/karpenter/release, generated from each release).
+hash := lib.karpenter_code.nodePoolHash if input.object.kind == "NodePool"
+
+hash := lib.karpenter_code.ec2NodeClassHash if input.object.kind == "EC2NodeClass"
+
 # Most updates leave the hashed part alone (they change budgets, limits or
 # the weight): when it is the same value in both objects, no field in it
 # changed, and the field-by-field comparison is skipped.
@@ -56,30 +65,56 @@ hashed_part(obj) := object.get(obj, ["spec", "template"], null) if input.object.
 
 hashed_part(obj) := object.get(obj, "spec", null) if input.object.kind == "EC2NodeClass"
 
-# NodePool: spec.template, except the requirements (which drift only the
-# NodeClaims that no longer match) and v1beta1's always-empty resources.
-hashed_paths contains sprintf("spec.template.metadata.%s", [key]) if {
-	input.object.kind == "NodePool"
-	some key in keys(["spec", "template", "metadata"])
+# A field drifts every node when the hash reads it: under a root and not
+# ignored, or read besides the roots (the kubelet block as a string).
+drifts(path) if {
+	some i in hash.inputs
+	i.path == path
+	i.how != "resolved"
 }
 
-hashed_paths contains sprintf("spec.template.spec.%s", [key]) if {
-	input.object.kind == "NodePool"
-	some key in keys(["spec", "template", "spec"])
-	not key in {"requirements", "resources"}
+drifts(path) if {
+	some root in hash.roots
+	within(path, root)
+	not ignored(path)
+	not resolved(path)
 }
 
-# EC2NodeClass: the static spec fields. Selector terms resolve to subnets,
-# security groups and AMIs, whose drift Karpenter judges per node; amiFamily
-# is hashed as the family it resolves to (see below).
-hashed_paths contains sprintf("spec.%s", [key]) if {
+ignored(path) if {
+	some p in hash.ignored
+	within(path, p)
+}
+
+# A field the hash reads resolved (amiFamily: the family the alias names
+# when unset), compared as resolved below.
+resolved(path) if {
+	some i in hash.inputs
+	i.path == path
+	i.how == "resolved"
+}
+
+within(path, p) if path == p
+
+within(path, p) if startswith(path, concat("", [p, "."]))
+
+hashed_paths contains path if {
+	input.object.kind == "NodePool"
+	some part in ["metadata", "spec"]
+	some key in keys(["spec", "template", part])
+	path := sprintf("spec.template.%s.%s", [part, key])
+	drifts(path)
+}
+
+hashed_paths contains path if {
 	input.object.kind == "EC2NodeClass"
 	some key in keys(["spec"])
-	not key in {"subnetSelectorTerms", "securityGroupSelectorTerms", "amiSelectorTerms", "capacityReservationSelectorTerms", "amiFamily"}
+	path := sprintf("spec.%s", [key])
+	drifts(path)
 }
 
 hashed_paths contains "spec.amiFamily" if {
 	input.object.kind == "EC2NodeClass"
+	resolved("spec.amiFamily")
 	resolved_family(input.object) != resolved_family(input.oldObject)
 }
 
@@ -98,12 +133,15 @@ resolved_family(obj) := lower(obj.spec.amiFamily) if {
 
 # The hash treats lists as sets and zero values as absent.
 changed_at(path) if {
-	path != "spec.amiFamily"
+	not resolved(path)
 	p := split(path, ".")
 	normal(object.get(input.object, p, null)) != normal(object.get(input.oldObject, p, null))
 }
 
-changed_at("spec.amiFamily") if hashed_paths["spec.amiFamily"]
+changed_at(path) if {
+	resolved(path)
+	hashed_paths[path]
+}
 
 normal(x) := null if {
 	is_zero(x)

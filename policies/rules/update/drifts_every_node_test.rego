@@ -85,3 +85,19 @@ test_switch_to_latest_is_left_to_kg602 if {
 	new := json.patch(class, [{"op": "replace", "path": "/spec/amiSelectorTerms/0/alias", "value": "al2023@latest"}])
 	count(violation) == 0 with input as update(class, new)
 }
+
+# Karpenter tags ipPrefixCount hash:"ignore" (v1.8+): changing it drifts
+# nothing, whatever karpgate used to think.
+test_ip_prefix_count_is_ignored_by_the_hash if {
+	new := json.patch(class, [{"op": "add", "path": "/spec/ipPrefixCount", "value": 2}])
+	count(violation) == 0 with input as update(class, new)
+}
+
+# The hash rules are the version judged's: a release whose hash read
+# ipPrefixCount would drift every node on it.
+test_hash_rules_come_from_the_version_judged if {
+	new := json.patch(class, [{"op": "add", "path": "/spec/ipPrefixCount", "value": 2}])
+	v := violation with input as update(class, new)
+		with data.karpgate.karpenter.facts.code.ec2NodeClassHash as {"roots": ["spec"], "ignored": ["spec.subnetSelectorTerms", "spec.amiSelectorTerms"], "inputs": []}
+	testlib.paths(v) == {"spec.ipPrefixCount"}
+}
