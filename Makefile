@@ -16,9 +16,19 @@ TOOLS       := $(ASSETS)/kube-apiserver $(ASSETS)/etcd $(ASSETS)/kubectl \
                $(ASSETS)/kube-scheduler $(ASSETS)/kube-controller-manager
 # The simulated-node stack of `make run` and the Karpenter e2e tests:
 # Karpenter's kwok provider and the kwok controller, each from a build-only
-# module under hack/ whose go.sum pins every dependency.
-KARPENTER_VERSION := v1.0.8
-KARPENTER   := $(CURDIR)/bin/karpenter/$(KARPENTER_VERSION)/karpenter
+# module under hack/ whose go.sum pins every dependency. Every release in
+# KARPENTER_VERSIONS (newest first) has its own module,
+# hack/karpenter-<version>, and lands in bin/karpenter/<version>/; the e2e
+# tests run on each. `make run` runs KARPENTER_VERSION, the newest unless
+# told otherwise (make run KARPENTER_VERSION=v1.0.8: the v1beta1 migration
+# story, with conversion through karpgate).
+KARPENTER_VERSIONS := v1.15.0 v1.0.8
+KARPENTER_VERSION ?= v1.15.0
+ifeq ($(filter $(KARPENTER_VERSION),$(KARPENTER_VERSIONS)),)
+$(error KARPENTER_VERSION=$(KARPENTER_VERSION): the local cluster runs one of $(KARPENTER_VERSIONS))
+endif
+KARPENTER_DIR := $(CURDIR)/bin/karpenter
+KARPENTERS  := $(foreach v,$(KARPENTER_VERSIONS),$(KARPENTER_DIR)/$(v)/karpenter)
 KWOK_VERSION := v0.8.0
 KWOK        := $(CURDIR)/bin/kwok/$(KWOK_VERSION)/kwok
 # etcdctl lets tests read etcd itself (which version an object is stored at);
@@ -71,8 +81,9 @@ MAKEFLAGS += --jobs=2
 export KARPGATE_HELM := $(HELM)
 # The alert tests run this promtool.
 export KARPGATE_PROMTOOL := $(PROMTOOL)
-# `karpgate run` and the Karpenter e2e tests run these (internal/devcluster/karpenterstack).
-export KARPGATE_KARPENTER := $(KARPENTER)
+# `karpgate run` and the Karpenter e2e tests run these (internal/devcluster/karpenterstack):
+# Karpenter's from the folder of its release under KARPGATE_KARPENTER_DIR.
+export KARPGATE_KARPENTER_DIR := $(KARPENTER_DIR)
 export KARPGATE_KWOK := $(KWOK)
 # The storage migration tests read etcd with this etcdctl.
 export KARPGATE_ETCDCTL := $(ETCDCTL)
@@ -90,7 +101,7 @@ bin/karpgate: FORCE
 
 FORCE:
 
-tools: $(TOOLS) $(KARPENTER) $(KWOK) ## Build the control plane, Karpenter's kwok provider and kwok from source (once; cached).
+tools: $(TOOLS) $(KARPENTERS) $(KWOK) ## Build the control plane, each Karpenter release's kwok provider and kwok from source (once; cached).
 
 # Built from the module proxy by the build-only module in hack/k8s: the usual
 # envtest download is not reachable, and building pins exactly what we test.
@@ -113,12 +124,15 @@ $(TOOLS) $(ETCDCTL) &:
 	mv $(ASSETS)/.build/kube-apiserver $(ASSETS)/.build/kubectl $(ASSETS)/.build/kube-scheduler $(ASSETS)/.build/kube-controller-manager $(ASSETS)/
 	rmdir $(ASSETS)/.build
 
-# Karpenter's own main package for its kwok provider, with its version
-# stamped as its Makefile does; its metrics report it in karpenter_build_info.
-$(KARPENTER):
+# Karpenter's own main package for its kwok provider, one release per
+# target, with its version stamped as its Makefile does; its metrics report
+# it in karpenter_build_info. Each release is a module graph of its own
+# (Kubernetes libraries of its time): separate targets, so that make builds
+# them beside the other tools rather than one after the other.
+$(KARPENTER_DIR)/%/karpenter:
 	@mkdir -p $(dir $@)
-	@echo "building Karpenter $(KARPENTER_VERSION) with its kwok provider from source"
-	cd hack/karpenter && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X sigs.k8s.io/karpenter/pkg/operator.Version=$(KARPENTER_VERSION)' -o $@ sigs.k8s.io/karpenter/kwok
+	@echo "building Karpenter $* with its kwok provider from source"
+	cd hack/karpenter-$* && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X sigs.k8s.io/karpenter/pkg/operator.Version=$*' -o $@ sigs.k8s.io/karpenter/kwok
 
 $(KWOK):
 	@mkdir -p $(dir $@)
@@ -233,8 +247,9 @@ bin/karpgate-dev: FORCE
 # RUN_FLAGS=--karpenter=false: the CRDs-only cluster, without Karpenter.
 RUN_FLAGS   ?=
 
-run: tools bin/karpgate-dev ## A local cluster with karpgate and Karpenter on simulated nodes, until Ctrl-C (RUN_FLAGS=--karpenter=false: CRDs only).
-	bin/karpgate-dev run --assets $(ASSETS) --kubeconfig $(CURDIR)/bin/run/kubeconfig $(RUN_FLAGS)
+# Only the release it runs: a first `make run` builds one Karpenter, not all.
+run: $(TOOLS) $(KARPENTER_DIR)/$(KARPENTER_VERSION)/karpenter $(KWOK) bin/karpgate-dev ## A local cluster with karpgate and Karpenter (KARPENTER_VERSION, default the newest) on simulated nodes, until Ctrl-C (RUN_FLAGS=--karpenter=false: CRDs only).
+	bin/karpgate-dev run --assets $(ASSETS) --kubeconfig $(CURDIR)/bin/run/kubeconfig --karpenter-version $(KARPENTER_VERSION) $(RUN_FLAGS)
 
 clean: ## Remove build output (keeps the built control plane binaries).
 	rm -f bin/karpgate bin/karpgate-dev

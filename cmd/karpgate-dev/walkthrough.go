@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
-	"github.com/karpgate/karpgate/internal/devcluster/karpenterstack"
 )
 
 // walkthroughHeader starts the drift walkthrough `karpgate run` prints when
@@ -49,7 +48,7 @@ func karpenterLine(c *localcluster.Cluster) string {
 	if c.Karpenter == nil {
 		return ""
 	}
-	return "\nKarpenter " + karpenterstack.KarpenterVersion + " runs next to it on simulated nodes: its kwok provider, with kwok,\nkube-scheduler and kube-controller-manager."
+	return "\nKarpenter " + c.Karpenter.Release.Version + " runs next to it on simulated nodes: its kwok provider, with kwok,\nkube-scheduler and kube-controller-manager."
 }
 
 // karpenterEndpoints are the lines about Karpenter under the file list.

@@ -41,3 +41,12 @@ const (
 
 // DisruptionReasons lists the v1 budget reasons in Karpenter's order.
 var DisruptionReasons = []string{ReasonUnderutilized, ReasonEmpty, ReasonDrifted}
+
+// Labels Karpenter's Helm chart puts on what it installs (the common Helm
+// labels): preflight finds the controller by the first and reads the
+// release from the second.
+const (
+	ChartNameLabel    = "app.kubernetes.io/name"
+	ChartName         = "karpenter"
+	ChartVersionLabel = "app.kubernetes.io/version"
+)

@@ -47,10 +47,14 @@ func BenchmarkPreflight(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if r := Run(s, target); len(r.Find("PF102")) == 0 || len(r.Find("PF108")) == 0 {
+	running, err := DetectRunning(s, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if r := Run(s, running, target); len(r.Find("PF102")) == 0 || len(r.Find("PF108")) == 0 {
 		b.Fatalf("the dump does not exercise the checks: %+v", r.Summary)
 	}
-	benchratio.Benchmark(b, func() { Run(s, target) }, map[string]func(){
+	benchratio.Benchmark(b, func() { Run(s, running, target) }, map[string]func(){
 		"x-read": func() { read() },
 	})
 }

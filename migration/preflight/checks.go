@@ -29,23 +29,29 @@ var checks = []check{
 	{"PF108", "v1beta1-writers", checkWriters},
 	{"PF109", "uninstall-conversion", checkUninstall},
 	{"PF110", "unreadable", checkUnreadable},
+	{"PF111", "upgrade-path", checkUpgradePath},
+	{"PF112", "crds-first", checkCRDsFirst},
+	{"PF113", "hash-versions", checkHashes},
+	{"PF114", "removed-fields", checkRemovedFields},
 }
 
 // scope is what every check may read.
 type scope struct {
-	s      *snapshot.Snapshot
-	target Target
+	s       *snapshot.Snapshot
+	target  Target
+	running Running
 }
 
-// Run checks a snapshot for an upgrade to target.
-func Run(s *snapshot.Snapshot, target Target) *Report {
-	r := &Report{Target: target.String(), Source: s.Source, Read: map[string]int{}}
+// Run checks a snapshot for an upgrade from the release running (see
+// DetectRunning) to target.
+func Run(s *snapshot.Snapshot, running Running, target Target) *Report {
+	r := &Report{Target: target.String(), From: running, Source: s.Source, Read: map[string]int{}}
 	for kind, objects := range s.Objects {
 		r.Read[kind] = len(objects)
 	}
 	r.Read["CustomResourceDefinition"] = len(s.CRDs)
 	r.Read["WebhookConfiguration"] = len(s.Webhooks)
-	sc := &scope{s: s, target: target}
+	sc := &scope{s: s, target: target, running: running}
 	for _, c := range checks {
 		for _, f := range c.run(sc) {
 			f.ID, f.Check = c.id, c.name

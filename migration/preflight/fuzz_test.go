@@ -33,10 +33,14 @@ func FuzzPreflight(f *testing.F) {
 			return
 		}
 		kubeletfix.PlanFor(s).Steps()
+		running, err := DetectRunning(s, "")
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, live := range []bool{false, true} {
 			s.Live = live
 			for _, target := range targets {
-				r := Run(s, target)
+				r := Run(s, running, target)
 				if err := WriteText(io.Discard, r); err != nil {
 					t.Fatal(err)
 				}

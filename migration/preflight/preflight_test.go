@@ -19,6 +19,17 @@ func mustTarget(t *testing.T, s string) Target {
 	return target
 }
 
+// runDetected runs the checks from the release the snapshot itself says it
+// runs, as the command does without --from.
+func runDetected(t *testing.T, s *snapshot.Snapshot, target string) *Report {
+	t.Helper()
+	running, err := DetectRunning(s, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Run(s, running, mustTarget(t, target))
+}
+
 func readFixture(t *testing.T, dir string) *snapshot.Snapshot {
 	t.Helper()
 	s, err := snapshot.FromFiles([]string{filepath.Join("testdata", dir)}, nil)
@@ -68,7 +79,7 @@ func TestReportGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			report := Run(tt.snapshot(t), mustTarget(t, tt.target))
+			report := runDetected(t, tt.snapshot(t), tt.target)
 			if code := report.ExitCode(false); code != tt.wantCode {
 				t.Errorf("exit code %d, want %d", code, tt.wantCode)
 			}

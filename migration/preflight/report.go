@@ -56,7 +56,9 @@ type Summary struct {
 
 // Report is the outcome of a preflight.
 type Report struct {
-	Target   string         `json:"target"`
+	Target string `json:"target"`
+	// From is the release the upgrade starts from, and how it was read.
+	From     Running        `json:"from"`
 	Source   string         `json:"source"`
 	Read     map[string]int `json:"read"` // objects read, by kind
 	Findings []Finding      `json:"findings"`

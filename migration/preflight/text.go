@@ -15,7 +15,11 @@ const textWidth = 100
 // and fix, then a verdict.
 func WriteText(w io.Writer, r *Report) error {
 	b := bufio.NewWriter(w)
-	fmt.Fprintf(b, "karpgate preflight for Karpenter %s, %s\n", r.Target, r.Source)
+	if r.From.Version != "" {
+		fmt.Fprintf(b, "karpgate preflight for Karpenter %s -> %s, %s\n", r.From.Version, r.Target, r.Source)
+	} else {
+		fmt.Fprintf(b, "karpgate preflight for Karpenter %s (the release running is unknown), %s\n", r.Target, r.Source)
+	}
 	fmt.Fprintf(b, "read %s\n", readSummary(r.Read))
 	for _, f := range r.Findings {
 		fmt.Fprintf(b, "\n%-4s  %s  %s: %s\n", f.Severity, f.ID, f.Check, f.Title)

@@ -56,6 +56,20 @@ func FromCluster(ctx context.Context, c client.Reader, host string, pageSize int
 			s.Unreadable = append(s.Unreadable, Unreadable{What: fmt.Sprintf("%ss at %s/%s", kind.Kind, kind.Group, version), Err: err})
 		}
 	}
+	for _, name := range otherKindCRDNames() {
+		crd := &unstructured.Unstructured{}
+		crd.SetGroupVersionKind(crdGVK)
+		switch err := c.Get(ctx, client.ObjectKey{Name: name}, crd); {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			s.Unreadable = append(s.Unreadable, Unreadable{What: "CustomResourceDefinition " + name, Err: err})
+		default:
+			s.add(Object{Content: crd.Object})
+		}
+	}
+	// Without the Deployment preflight still has the CRDs to tell the
+	// release by: not an Unreadable, which would block the upgrade.
+	s.Controllers, s.ControllersErr = readControllers(ctx, c)
 	for _, gvk := range webhookGVKs {
 		err := kubelist.Pages(ctx, c, gvk, pageSize, func(p kubelist.Page) error {
 			for _, item := range p.Items {

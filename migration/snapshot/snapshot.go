@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -78,6 +79,14 @@ type Snapshot struct {
 	CRDs []Object
 	// Objects holds NodePools, NodeClaims and EC2NodeClasses by kind.
 	Objects map[string][]Object
+	// OtherCRDs are the CRDs of kinds some Karpenter release serves beyond
+	// NodePool, NodeClaim and EC2NodeClass (NodeOverlay, CapacityBuffer).
+	OtherCRDs []Object
+	// Controllers are the Karpenter Deployments found, with the release
+	// each runs.
+	Controllers []Controller
+	// ControllersErr is why the Deployments could not be listed.
+	ControllersErr error
 	// Webhooks are the Validating- and MutatingWebhookConfigurations.
 	Webhooks []Object
 	// Services are those named by CRD conversion stanzas and webhooks, by
@@ -122,6 +131,15 @@ func (s *Snapshot) add(o Object) bool {
 	case kindCRD:
 		if _, ok := karpenter.KindByCRDName(o.Name()); ok {
 			s.CRDs = append(s.CRDs, o)
+			return true
+		}
+		if slices.Contains(otherKindCRDNames(), o.Name()) {
+			s.OtherCRDs = append(s.OtherCRDs, o)
+			return true
+		}
+	case "Deployment":
+		if c, ok := controllerOf(o); ok {
+			s.Controllers = append(s.Controllers, c)
 			return true
 		}
 	case kindValidatingWebhook, kindMutatingWebhook:

@@ -18,30 +18,91 @@ import (
 	"testing"
 	"time"
 
+	"github.com/karpgate/karpgate/internal/devcluster/karpenterstack"
 	"github.com/karpgate/karpgate/test/testenv"
 	"github.com/karpgate/karpgate/test/wait"
 )
 
 // TestRunServesKubectlAndCleansUpOnInterrupt runs `karpgate run` as a user
-// would, with Karpenter on simulated nodes as by default: it runs the kubectl
-// commands it prints and checks they do what it says, walks through the
-// drift walkthrough it prints (walkthrough_test.go), interrupts it, and checks
-// that no process it started is left behind (API server, etcd,
+// would, with the newest Karpenter on simulated nodes as by default: it
+// checks it says which Karpenter runs and that it is that one, runs the
+// kubectl commands it prints and checks they do what it says, walks through
+// the drift walkthrough it prints (walkthrough_test.go), interrupts it, and
+// checks that no process it started is left behind (API server, etcd,
 // kube-scheduler, kube-controller-manager, kwok, Karpenter), nor any file it
 // wrote.
 func TestRunServesKubectlAndCleansUpOnInterrupt(t *testing.T) {
+	t.Parallel()
 	r := startDevRun(t, 20*time.Minute)
-	assets, kubeconfig, dir, port, printed := r.assets, r.kubeconfig, r.dir, r.port, r.printed
-	if !strings.Contains(readAll(t, kubeconfig), "127.0.0.1:"+port) {
+	karpenterMetrics := checkRunStarted(t, r, karpenterstack.Newest)
+	walkThroughDrift(t, r.assets, r.kubeconfig, r.printed)
+	interruptLeavesNothing(t, r, karpenterMetrics)
+}
+
+// TestRunKarpenterV1_0_8 runs `karpgate run --karpenter-version v1.0.8`,
+// the migration story: Karpenter v1.0.8 on v1.0.8's CRDs, which serve
+// v1beta1 and v1 and convert through karpgate. The printed commands show the
+// conversion (a v1beta1 NodePool admitted with a warning, read back as v1);
+// the drift walkthrough is the newest release's (the Karpenter e2e tests
+// drift nodes on v1.0.8).
+func TestRunKarpenterV1_0_8(t *testing.T) {
+	t.Parallel()
+	r := startDevRun(t, 15*time.Minute, "--karpenter-version", "v1.0.8")
+	karpenterMetrics := checkRunStarted(t, r, karpenterstack.V1_0_8)
+	interruptLeavesNothing(t, r, karpenterMetrics)
+}
+
+// TestRunRefusesAnUnknownKarpenterVersion: a release the local cluster does
+// not run is a usage error naming the ones it does, before anything starts.
+func TestRunRefusesAnUnknownKarpenterVersion(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cmd := exec.Command(buildKarpgateDev(t), "run", "--karpenter-version", "v1.3.0", "--assets", testenv.AssetsDir(t), "--kubeconfig", filepath.Join(dir, "kubeconfig"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("karpgate run --karpenter-version v1.3.0: %v, want exit 3\n%s", err, stderr.String())
+	}
+	if want := `--karpenter-version: Karpenter "v1.3.0": the local cluster runs v1.15.0 or v1.0.8`; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("a refused run wrote %v", left)
+	}
+}
+
+// checkRunStarted checks what a run with Karpenter prints: which Karpenter
+// runs (and that Karpenter's own metrics say the same), the kubeconfig, and
+// the commands to try, which it runs. It returns Karpenter's metrics URL.
+func checkRunStarted(t *testing.T, r *devRun, release karpenterstack.Release) *url.URL {
+	t.Helper()
+	if !strings.Contains(readAll(t, r.kubeconfig), "127.0.0.1:"+r.port) {
 		t.Fatalf("kubeconfig does not point at the printed API server")
 	}
-	if !strings.Contains(printed, "export KUBECONFIG="+kubeconfig) {
-		t.Fatalf("the kubeconfig path is not printed:\n%s", printed)
+	if !strings.Contains(r.printed, "export KUBECONFIG="+r.kubeconfig) {
+		t.Fatalf("the kubeconfig path is not printed:\n%s", r.printed)
 	}
-	tryPrintedCommands(t, assets, kubeconfig, printed)
-	karpenterMetrics := karpenterMetricsPrinted(t, printed)
-	walkThroughDrift(t, assets, kubeconfig, printed)
+	if want := "Karpenter " + release.Version + " runs next to it on simulated nodes"; !strings.Contains(r.printed, want) {
+		t.Errorf("karpgate run does not say %q:\n%s", want, r.printed)
+	}
+	served := "serve only v1 (no conversion)"
+	if release.Converts {
+		served = "(v1beta1 and v1) convert through karpgate"
+	}
+	if !strings.Contains(r.printed, served) {
+		t.Errorf("karpgate run does not say its CRDs %s:\n%s", served, r.printed)
+	}
+	tryPrintedCommands(t, release, r.assets, r.kubeconfig, r.printed)
+	return karpenterMetricsPrinted(t, r.printed, release)
+}
 
+// interruptLeavesNothing presses Ctrl-C and checks that no process the run
+// started is left, nor any file it wrote.
+func interruptLeavesNothing(t *testing.T, r *devRun, karpenterMetrics *url.URL) {
+	t.Helper()
+	dir, port := r.dir, r.port
 	started := map[string]string{
 		"kube-apiserver": "--secure-port=" + port,
 		// The stack's components name the run's kubeconfig or folder in
@@ -69,13 +130,14 @@ func TestRunServesKubectlAndCleansUpOnInterrupt(t *testing.T) {
 func TestRunWithoutKarpenter(t *testing.T) {
 	t.Parallel()
 	r := startDevRun(t, 10*time.Minute, "--karpenter=false")
+	release := karpenterstack.Newest
 	assets, kubeconfig, dir, port, printed := r.assets, r.kubeconfig, r.dir, r.port, r.printed
 	for _, absent := range []string{"Karpenter metrics:", walkthroughHeader, "simulated nodes"} {
 		if strings.Contains(printed, absent) {
 			t.Errorf("--karpenter=false still prints %q:\n%s", absent, printed)
 		}
 	}
-	tryPrintedCommands(t, assets, kubeconfig, printed)
+	tryPrintedCommands(t, release, assets, kubeconfig, printed)
 	if !anyContains(processesWith(t, "--secure-port="+port), "kube-apiserver") {
 		t.Fatalf("found no kube-apiserver process for port %s: the leak check below would prove nothing", port)
 	}
@@ -153,8 +215,8 @@ func anyContains(list []string, s string) bool {
 var karpenterMetricsLine = regexp.MustCompile(`(?m)^Karpenter metrics: (http://127\.0\.0\.1:\d+/metrics)$`)
 
 // karpenterMetricsPrinted finds the Karpenter metrics line and checks the
-// endpoint serves Karpenter's own metrics.
-func karpenterMetricsPrinted(t *testing.T, printed string) *url.URL {
+// endpoint serves Karpenter's own metrics, from the release said to run.
+func karpenterMetricsPrinted(t *testing.T, printed string, release karpenterstack.Release) *url.URL {
 	t.Helper()
 	m := karpenterMetricsLine.FindStringSubmatch(printed)
 	if m == nil {
@@ -173,14 +235,18 @@ func karpenterMetricsPrinted(t *testing.T, printed string) *url.URL {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "karpenter_build_info{") {
 		t.Fatalf("%s: %s, no karpenter_build_info:\n%.2000s", m[1], resp.Status, body)
 	}
+	if want := `version="` + release.Version + `"`; !regexp.MustCompile(`(?m)^karpenter_build_info\{[^}]*` + regexp.QuoteMeta(want)).Match(body) {
+		t.Errorf("%s: karpenter_build_info does not say %s:\n%s", m[1], want, regexp.MustCompile(`(?m)^karpenter_build_info.*$`).Find(body))
+	}
 	return u
 }
 
 var tryLine = regexp.MustCompile(`^  kubectl apply -f (\S+)\s+# (.+)$`)
 
 // tryPrintedCommands runs the kubectl commands `karpgate run` printed, as a
-// newcomer would, and checks each does what its comment says.
-func tryPrintedCommands(t *testing.T, assets, kubeconfig, printed string) {
+// newcomer would, and checks each does what its comment says on release's
+// CRDs.
+func tryPrintedCommands(t *testing.T, release karpenterstack.Release, assets, kubeconfig, printed string) {
 	t.Helper()
 	kubectl := func(args ...string) (int, string, string) {
 		cmd := exec.Command(filepath.Join(assets, "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
@@ -218,6 +284,10 @@ func tryPrintedCommands(t *testing.T, assets, kubeconfig, printed string) {
 			"Warning: KG401 apiVersion: NodePool is v1beta1 (karpenter.sh/v1beta1)",
 		}},
 	}
+	if !release.Converts {
+		want[2].result, want[2].exit, want[2].stdout = "refused by the API server: Karpenter "+release.Version+" serves only v1 (karpgate convert rewrites it)", 1, nil
+		want[2].stderr = []string{`no matches for kind "NodePool" in version "karpenter.sh/v1beta1"`}
+	}
 	if len(files) != len(want) {
 		t.Fatalf("want %d kubectl apply commands printed, got %d:\n%s", len(want), len(files), printed)
 	}
@@ -240,7 +310,14 @@ func tryPrintedCommands(t *testing.T, assets, kubeconfig, printed string) {
 			}
 		}
 	}
-	if !strings.Contains(printed, "  kubectl get nodepools.v1.karpenter.sh legacy -o yaml") {
+	const readBack = "  kubectl get nodepools.v1.karpenter.sh legacy -o yaml"
+	if !release.Converts {
+		if strings.Contains(printed, readBack) {
+			t.Errorf("a cluster that serves only v1 prints the read-back of a v1beta1 NodePool it refused:\n%s", printed)
+		}
+		return
+	}
+	if !strings.Contains(printed, readBack) {
 		t.Fatalf("the read-back command is not printed:\n%s", printed)
 	}
 	_, stdout, stderr := kubectl("get", "nodepools.v1.karpenter.sh", "legacy", "-o", "yaml")

@@ -10,13 +10,16 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/karpgate/karpgate/internal/devcluster/loopback"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
 	"github.com/karpgate/karpgate/internal/devcluster/controlplane"
@@ -48,6 +51,11 @@ type Options struct {
 	// Serve adjusts karpgate serve's options before it starts (tests
 	// shorten reload intervals).
 	Serve func(*serve.Options)
+	// Release is the Karpenter release whose CRDs the API server serves
+	// (and whose kwok provider runs, with Karpenter); the zero value means
+	// karpenterstack.Newest. A release whose CRDs serve v1beta1 converts
+	// through karpgate.
+	Release karpenterstack.Release
 	// Karpenter runs a real Karpenter on simulated nodes next to karpgate
 	// (see package karpenterstack) and installs the KWOKNodeClass CRD, so
 	// that NodePools launch nodes and drift replaces them.
@@ -68,6 +76,8 @@ type Cluster struct {
 	// its log.
 	ConfigPath, LogPath string
 
+	// Release is the Karpenter release whose CRDs are served.
+	Release karpenterstack.Release
 	// Karpenter is the simulated-node stack, nil without Options.Karpenter.
 	Karpenter *karpenterstack.Stack
 
@@ -75,18 +85,25 @@ type Cluster struct {
 	written   []string
 }
 
+// processLoggers sets the process-wide loggers once; see Start.
+var processLoggers sync.Once
+
 // Start brings the cluster up; on error nothing is left running.
 func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
-	sets := []crdsource.Set{crdsource.KarpenterV1_0_8}
+	release := opts.Release
+	if release.Version == "" {
+		release = karpenterstack.Newest
+	}
+	sets := []crdsource.Set{release.CRDs}
 	var binaries karpenterstack.Binaries
 	if opts.Karpenter {
-		sets = append(sets, crdsource.KarpenterKwokV1_0_8)
+		sets = append(sets, release.NodeClass)
 		// Before anything starts: a missing binary is a usage error.
 		assets := opts.AssetsDir
 		if assets == "" {
 			assets = os.Getenv(controlplane.AssetsEnv)
 		}
-		if binaries, err = karpenterstack.FindBinaries(assets); err != nil {
+		if binaries, err = karpenterstack.FindBinaries(assets, release); err != nil {
 			return nil, err
 		}
 	}
@@ -102,7 +119,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			reviewVersions[crd.Name] = conv.Webhook.ConversionReviewVersions
 		}
 	}
+	if release.Converts != (len(reviewVersions) > 0) {
+		return nil, fmt.Errorf("Karpenter %s's CRDs (%s) declare %d conversion webhooks; the release says it converts: %v", release, release.CRDs, len(reviewVersions), release.Converts)
+	}
 	c = &Cluster{
+		Release:    release,
 		ConfigPath: filepath.Join(opts.Dir, "karpgate.yaml"),
 		LogPath:    filepath.Join(opts.Dir, "karpgate.log"),
 	}
@@ -159,6 +180,14 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	serveOpts := serve.Defaults()
 	serveOpts.RestConfig, serveOpts.Log = c.Config, fileLogger(logFile)
+	// controller-runtime's and klog's loggers are the process's: the first
+	// cluster of a process points them at its log, before its serve or any
+	// client runs, and a second cluster running beside it leaves them.
+	processLoggers.Do(func() {
+		ctrllog.SetLogger(serveOpts.Log)
+		klog.SetLogger(serveOpts.Log)
+	})
+	serveOpts.KeepProcessLoggers = true
 	serveOpts.CertDir, serveOpts.Host, serveOpts.Port = certDir, "127.0.0.1", ports[0]
 	serveOpts.HealthAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
 	// Plain HTTP on loopback, so a developer (or a test) can read
@@ -180,14 +209,16 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return c, err
 	}
 	endpoint := webhookconfig.URLEndpoint(c.WebhookURL, bundle.CAPEM)
-	if err := pointConversionAtKarpgate(ctx, k, endpoint, reviewVersions); err != nil {
-		return c, err
+	if release.Converts {
+		if err := pointConversionAtKarpgate(ctx, k, endpoint, reviewVersions); err != nil {
+			return c, err
+		}
 	}
 	if err := registerAdmission(ctx, k, endpoint, c.MetricsURL); err != nil {
 		return c, err
 	}
 	if opts.Karpenter {
-		stackOpts := karpenterstack.Options{Binaries: binaries, Kubeconfig: kubeconfig, Dir: opts.Dir}
+		stackOpts := karpenterstack.Options{Release: release, Binaries: binaries, Kubeconfig: kubeconfig, Dir: opts.Dir}
 		if opts.Stack != nil {
 			opts.Stack(&stackOpts)
 		}

@@ -18,8 +18,19 @@ import (
 )
 
 const preflightLong = `preflight checks a cluster (your kubeconfig), or manifests (--from-files),
-before a Karpenter upgrade, and prints one finding per problem: the objects it
-affects and the command or edit that fixes it.
+before a Karpenter upgrade from the release it runs to --to, and prints one
+finding per problem: the objects it affects and the command or edit that fixes
+it.
+
+The release running is --from when given, else the one Karpenter's Deployment
+runs (its chart's app.kubernetes.io/version label, or its image tag), else the
+known release whose CRDs state what the installed CRDs state. Between it and
+--to, by both releases' facts (read from their modules):
+  PF111  the upgrade: from which release, read how; a downgrade is denied
+  PF112  CRDs the target serves that are missing or served otherwise: install first
+  PF113  hash versions: a new version re-hashes; the same version hashing
+         other fields drifts every node
+  PF114  spec fields the target's CRDs no longer define, on objects that set them
 
 For an upgrade to v1.1 and later, which serve only v1:
   PF100  CRDs older than v1.0 (upgrade through v1.0.x first)
@@ -48,14 +59,16 @@ Exit codes, as lint's:
   2  warnings but no deny findings, with --fail-on-warn
   3  usage error, unreadable input or cluster, or a --fix-kubelet write failed`
 
-const preflightExample = `  karpgate preflight --to v1.1.0
+const preflightExample = `  karpgate preflight --to v1.15.1
+  karpgate preflight --to v1.1.0
   karpgate preflight --to v1.1.0 -o json | jq '.findings[] | select(.severity == "deny")'
   karpgate preflight --to v1.1.0 --fix-kubelet --dry-run
-  karpgate preflight --to v1.1.0 --from-files clusters/prod/`
+  karpgate preflight --to v1.15.1 --from v1.8.2 --from-files clusters/prod/`
 
 type preflightOptions struct {
 	kube       kubeFlags
 	to         string
+	from       string
 	files      []string
 	output     string
 	failOnWarn bool
@@ -79,7 +92,8 @@ func newPreflightCommand(s Streams) *cobra.Command {
 		},
 	}
 	opts.kube.register(cmd.Flags())
-	cmd.Flags().StringVar(&opts.to, "to", "", "the Karpenter version you upgrade to, like v1.1.0 (required)")
+	cmd.Flags().StringVar(&opts.to, "to", "", "the Karpenter version you upgrade to, like v1.15.1 (required)")
+	cmd.Flags().StringVar(&opts.from, "from", "", "the Karpenter version you run, like v1.0.8 (default: read from Karpenter's Deployment or CRDs)")
 	cmd.Flags().StringArrayVar(&opts.files, "from-files", nil, "check these files or folders (- for standard input) instead of the cluster (repeatable)")
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&opts.failOnWarn, "fail-on-warn", false, "exit 2 when there are warnings but no deny findings")
@@ -122,7 +136,11 @@ func runPreflight(ctx context.Context, s Streams, opts preflightOptions) error {
 	} else if snap, err = readCluster(ctx, s, opts); err != nil {
 		return err
 	}
-	report := preflight.Run(snap, target)
+	running, err := preflight.DetectRunning(snap, opts.from)
+	if err != nil {
+		return usage(err)
+	}
+	report := preflight.Run(snap, running, target)
 	write := preflight.WriteText
 	if opts.output == "json" {
 		write = preflight.WriteJSON

@@ -26,14 +26,57 @@ func TestPreflightFiles(t *testing.T) {
 	for _, f := range report.Findings {
 		ids = append(ids, f.ID+"/"+f.Severity)
 	}
-	if got := strings.Join(ids, " "); got != "PF102/deny PF107/deny" {
+	if got := strings.Join(ids, " "); got != "PF102/deny PF107/deny PF111/info" {
 		t.Errorf("findings %s", got)
 	}
 
 	// Standard input, and a clean folder.
 	code, stdout, _ = execute(t, []byte("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: x}\n"), "preflight", "--to", "v1.1.0", "--from-files", "-")
-	if code != 0 || !strings.Contains(stdout, "0 deny, 0 warn, 0 info: ready for Karpenter v1.1.0") {
+	if code != 0 || !strings.Contains(stdout, "0 deny, 0 warn, 1 info: ready for Karpenter v1.1.0") || !strings.Contains(stdout, "PF111  upgrade-path: the release running is unknown") {
 		t.Errorf("exit %d:\n%s", code, stdout)
+	}
+}
+
+// TestPreflightAnyUpgrade checks an upgrade between two v1 releases from
+// files: the release running is read from Karpenter's Deployment (its
+// chart's version label), or --from, and the findings come from the two
+// releases' facts.
+func TestPreflightAnyUpgrade(t *testing.T) {
+	code, stdout, stderr := execute(t, nil, "preflight", "--to", "v1.15.1", "--from-files", "testdata/preflight/v1.8.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0 (no deny finding)\nstderr: %s\n%s", code, stderr, stdout)
+	}
+	golden(t, filepath.Join("preflight", "v1.8.txt.golden"), stdout)
+
+	code, stdout, _ = execute(t, nil, "preflight", "--to", "v1.15.1", "--from", "v1.0.8", "--from-files", "testdata/preflight/v1.8.yaml", "-o", "json")
+	var report struct {
+		From     struct{ Version, Source string }
+		Findings []struct{ ID, Severity, Title string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &report); err != nil || code != 0 {
+		t.Fatalf("exit %d, JSON: %v\n%s", code, err, stdout)
+	}
+	if report.From.Version != "v1.0.8" || report.From.Source != "--from" {
+		t.Errorf("from %+v, want v1.0.8 from --from", report.From)
+	}
+	var hash string
+	for _, f := range report.Findings {
+		if f.ID == "PF113" {
+			hash = f.Title
+		}
+	}
+	if want := "EC2NodeClass hash version v3 -> v6"; !strings.Contains(hash, want) {
+		t.Errorf("PF113 %q, want %q", hash, want)
+	}
+
+	// A downgrade is denied.
+	code, stdout, _ = execute(t, nil, "preflight", "--to", "v1.5.0", "--from-files", "testdata/preflight/v1.8.yaml")
+	if code != 1 || !strings.Contains(stdout, "deny  PF111  upgrade-path: Karpenter v1.8.2 runs, newer than v1.5.0: a downgrade") {
+		t.Errorf("a downgrade: exit %d\n%s", code, stdout)
+	}
+	code, _, stderr = execute(t, nil, "preflight", "--to", "v1.15.1", "--from", "latest", "--from-files", "testdata/preflight/v1.8.yaml")
+	if code != 3 || !strings.Contains(stderr, `--from "latest": not a Karpenter version`) {
+		t.Errorf("--from latest: exit %d, %s", code, stderr)
 	}
 }
 

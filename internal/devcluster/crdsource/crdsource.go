@@ -55,6 +55,10 @@ const (
 	// the node class of the simulated nodes `karpgate run` and the Karpenter
 	// e2e tests launch.
 	KarpenterKwokV1_0_8 Set = "karpenter-kwok-v1.0.8"
+	// KarpenterKwokV1_15_0 is the KWOKNodeClass of Karpenter v1.15.0's kwok
+	// provider, the newest release, which runs on KarpenterV1_15_1's CRDs
+	// (the aws provider's v1.15.1 patch release ships core v1.15.0's API).
+	KarpenterKwokV1_15_0 Set = "karpenter-kwok-v1.15.0"
 )
 
 // subdirs says where in each pinned module the CRDs live.
@@ -66,6 +70,7 @@ var subdirs = map[Set]string{
 	// two karpgate creates (the others are megabytes each).
 	PrometheusOperatorV0_93_1: "example/prometheus-operator-crd",
 	KarpenterKwokV1_0_8:       "kwok/apis/crds",
+	KarpenterKwokV1_15_0:      "kwok/apis/crds",
 }
 
 // onlyFiles limits a set to some files of its folder.

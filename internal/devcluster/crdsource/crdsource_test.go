@@ -19,6 +19,8 @@ func TestFilesOfEachPinnedSet(t *testing.T) {
 		{CertManagerV1_21_2, []string{"cert-manager.io_issuers.yaml", "cert-manager.io_certificates.yaml"}, "group: cert-manager.io"},
 		{PrometheusOperatorV0_93_1, []string{"monitoring.coreos.com_prometheusrules.yaml", "monitoring.coreos.com_servicemonitors.yaml"}, "operator.prometheus.io/version: 0.93.1"},
 		{KarpenterKwokV1_0_8, []string{"karpenter.kwok.sh_kwoknodeclasses.yaml"}, "kind: KWOKNodeClass"},
+		// v1.15.0's KWOKNodeClass has a spec (nodeRegistrationDelay); v1.0.8's has none.
+		{KarpenterKwokV1_15_0, []string{"karpenter.kwok.sh_kwoknodeclasses.yaml"}, "nodeRegistrationDelay"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.set), func(t *testing.T) {

@@ -9,21 +9,17 @@ import (
 	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
 )
 
-// The releases `make tools` builds; binaries_test.go keeps them equal to the
-// Makefile and the build-only modules under hack/.
-const (
-	// KarpenterVersion is sigs.k8s.io/karpenter, whose kwok provider runs:
-	// the last release serving v1beta1, as crdsource.KarpenterV1_0_8.
-	KarpenterVersion = "v1.0.8"
-	// KwokVersion is sigs.k8s.io/kwok.
-	KwokVersion = "v0.8.0"
-)
+// KwokVersion is sigs.k8s.io/kwok's, the controller that plays the kubelet
+// of every simulated node; binaries_test.go keeps it equal to the Makefile
+// and hack/kwok. Karpenter v1.15.0's own kwok install pins the same release.
+const KwokVersion = "v0.8.0"
 
 // Environment variables that override where the binaries are; the Makefile
-// sets them to what it built.
+// sets them to what it built. Karpenter's folder holds one folder per
+// release, <version>/karpenter.
 const (
-	KarpenterEnv = "KARPGATE_KARPENTER"
-	KwokEnv      = "KARPGATE_KWOK"
+	KarpenterDirEnv = "KARPGATE_KARPENTER_DIR"
+	KwokEnv         = "KARPGATE_KWOK"
 )
 
 // Binaries are the programs the stack runs.
@@ -32,15 +28,18 @@ type Binaries struct {
 }
 
 // FindBinaries looks for kube-scheduler and kube-controller-manager in
-// assetsDir (the folder of kube-apiserver), and for Karpenter and kwok in
-// $KARPGATE_KARPENTER and $KARPGATE_KWOK or under the checkout's bin/, where
-// `make tools` builds them. It names every missing one.
-func FindBinaries(assetsDir string) (Binaries, error) {
+// assetsDir (the folder of kube-apiserver), for the kwok provider of
+// release in $KARPGATE_KARPENTER_DIR/<version>/ and for kwok in
+// $KARPGATE_KWOK, or else under the checkout's bin/, where `make tools`
+// builds them. It names every missing one.
+func FindBinaries(assetsDir string, release Release) (Binaries, error) {
 	b := Binaries{
 		Scheduler:         filepath.Join(assetsDir, "kube-scheduler"),
 		ControllerManager: filepath.Join(assetsDir, "kube-controller-manager"),
-		Karpenter:         os.Getenv(KarpenterEnv),
 		Kwok:              os.Getenv(KwokEnv),
+	}
+	if dir := os.Getenv(KarpenterDirEnv); dir != "" {
+		b.Karpenter = filepath.Join(dir, release.Version, "karpenter")
 	}
 	if b.Karpenter == "" || b.Kwok == "" {
 		root, err := crdsource.RepoRoot()
@@ -48,7 +47,7 @@ func FindBinaries(assetsDir string) (Binaries, error) {
 			return b, err
 		}
 		if b.Karpenter == "" {
-			b.Karpenter = filepath.Join(root, "bin", "karpenter", KarpenterVersion, "karpenter")
+			b.Karpenter = filepath.Join(root, "bin", "karpenter", release.Version, "karpenter")
 		}
 		if b.Kwok == "" {
 			b.Kwok = filepath.Join(root, "bin", "kwok", KwokVersion, "kwok")
@@ -61,7 +60,7 @@ func FindBinaries(assetsDir string) (Binaries, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return b, fmt.Errorf("the simulated-node stack needs binaries `make tools` builds (run it, or `make run`/`make test`, which build them): %w", errors.Join(missing...))
+		return b, fmt.Errorf("the simulated-node stack of Karpenter %s needs binaries `make tools` builds (run it, or `make run KARPENTER_VERSION=%s`/`make test`, which build them): %w", release.Version, release.Version, errors.Join(missing...))
 	}
 	return b, nil
 }

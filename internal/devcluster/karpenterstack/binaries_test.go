@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 
 // TestVersionsAgreeWithTheBuild keeps the releases this package runs equal
 // to those the Makefile builds, the build-only modules pin, and the
-// KWOKNodeClass CRD pin.
+// KWOKNodeClass CRD pins; and the newest release the default of `make run`.
 func TestVersionsAgreeWithTheBuild(t *testing.T) {
 	root, err := crdsource.RepoRoot()
 	if err != nil {
@@ -29,14 +30,24 @@ func TestVersionsAgreeWithTheBuild(t *testing.T) {
 		return string(data)
 	}
 	makefile := read("Makefile")
+	var versions []string
+	for _, r := range Releases {
+		versions = append(versions, r.Version)
+	}
 	tests := []struct {
 		where, text, pattern, want string
 	}{
-		{"Makefile KARPENTER_VERSION", makefile, `(?m)^KARPENTER_VERSION\s*:=\s*(\S+)$`, KarpenterVersion},
+		{"Makefile KARPENTER_VERSIONS", makefile, `(?m)^KARPENTER_VERSIONS\s*:=\s*(.+?)\s*$`, strings.Join(versions, " ")},
+		{"Makefile KARPENTER_VERSION", makefile, `(?m)^KARPENTER_VERSION\s*\?=\s*(\S+)$`, Newest.Version},
 		{"Makefile KWOK_VERSION", makefile, `(?m)^KWOK_VERSION\s*:=\s*(\S+)$`, KwokVersion},
-		{"hack/karpenter/go.mod", read("hack", "karpenter", "go.mod"), requires("sigs.k8s.io/karpenter"), KarpenterVersion},
 		{"hack/kwok/go.mod", read("hack", "kwok", "go.mod"), requires("sigs.k8s.io/kwok"), KwokVersion},
-		{"hack/crds/" + string(crdsource.KarpenterKwokV1_0_8), read("hack", "crds", string(crdsource.KarpenterKwokV1_0_8), "go.mod"), requires("sigs.k8s.io/karpenter"), KarpenterVersion},
+	}
+	for _, r := range Releases {
+		module := "karpenter-" + r.Version
+		tests = append(tests,
+			struct{ where, text, pattern, want string }{"hack/" + module + "/go.mod", read("hack", module, "go.mod"), requires("sigs.k8s.io/karpenter"), r.Version},
+			struct{ where, text, pattern, want string }{"hack/crds/" + string(r.NodeClass), read("hack", "crds", string(r.NodeClass), "go.mod"), requires("sigs.k8s.io/karpenter"), r.Version},
+		)
 	}
 	for _, tt := range tests {
 		m := regexp.MustCompile(tt.pattern).FindStringSubmatch(tt.text)
@@ -48,15 +59,43 @@ func TestVersionsAgreeWithTheBuild(t *testing.T) {
 			t.Errorf("%s says %s, the stack runs %s", tt.where, m[1], tt.want)
 		}
 	}
-	pin, err := crdsource.ReadPin(filepath.Join(root, "hack", "crds", string(crdsource.KarpenterKwokV1_0_8), "go.sum"))
-	if err != nil {
-		t.Fatal(err)
+	for _, r := range Releases {
+		pin, err := crdsource.ReadPin(filepath.Join(root, "hack", "crds", string(r.NodeClass), "go.sum"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pin.Module != "sigs.k8s.io/karpenter" || pin.Version != r.Version {
+			t.Errorf("the KWOKNodeClass pin of %s is %s@%s, want sigs.k8s.io/karpenter@%s", r, pin.Module, pin.Version, r.Version)
+		}
+		if sum := read("hack", "karpenter-"+r.Version, "go.sum"); !strings.Contains(sum, pin.Module+" "+pin.Version+" "+pin.Hash) {
+			t.Errorf("hack/karpenter-%s/go.sum does not pin %s %s to the CRD pin's hash %s", r, pin.Module, pin.Version, pin.Hash)
+		}
 	}
-	if pin.Module != "sigs.k8s.io/karpenter" || pin.Version != KarpenterVersion {
-		t.Errorf("the KWOKNodeClass pin is %s@%s, want sigs.k8s.io/karpenter@%s", pin.Module, pin.Version, KarpenterVersion)
+}
+
+// TestFindRelease accepts a version with or without its v and names the
+// releases there are when it knows none.
+func TestFindRelease(t *testing.T) {
+	for _, tt := range []struct{ in, want, err string }{
+		{"v1.0.8", "v1.0.8", ""},
+		{"1.15.0", "v1.15.0", ""},
+		{" v1.15.0 ", "v1.15.0", ""},
+		{"v1.14.1", "", `Karpenter "v1.14.1": the local cluster runs v1.15.0 or v1.0.8`},
+		{"", "", "pick one of them"},
+	} {
+		r, err := FindRelease(tt.in)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("FindRelease(%q) = %v, %v; want error %q", tt.in, r, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || r.Version != tt.want {
+			t.Errorf("FindRelease(%q) = %v, %v; want %s", tt.in, r, err, tt.want)
+		}
 	}
-	if sum := read("hack", "karpenter", "go.sum"); !regexp.MustCompile(regexp.QuoteMeta(pin.Module + " " + pin.Version + " " + pin.Hash)).MatchString(sum) {
-		t.Errorf("hack/karpenter/go.sum does not pin %s %s to the CRD pin's hash %s", pin.Module, pin.Version, pin.Hash)
+	if Newest.Version != V1_15_0.Version {
+		t.Errorf("Newest is %s, want v1.15.0", Newest)
 	}
 }
 
@@ -66,13 +105,13 @@ func requires(module string) string {
 }
 
 func TestFindBinariesNamesWhatIsMissing(t *testing.T) {
-	t.Setenv(KarpenterEnv, filepath.Join(t.TempDir(), "no-karpenter"))
+	t.Setenv(KarpenterDirEnv, filepath.Join(t.TempDir(), "no-karpenter"))
 	t.Setenv(KwokEnv, filepath.Join(t.TempDir(), "no-kwok"))
-	_, err := FindBinaries(t.TempDir())
+	_, err := FindBinaries(t.TempDir(), V1_0_8)
 	if err == nil {
 		t.Fatal("no error for an empty assets folder")
 	}
-	for _, want := range []string{"kube-scheduler is missing", "kube-controller-manager is missing", "no-karpenter is missing", "no-kwok is missing", "make tools"} {
+	for _, want := range []string{"kube-scheduler is missing", "kube-controller-manager is missing", "no-karpenter/v1.0.8/karpenter is missing", "no-kwok is missing", "make tools", "KARPENTER_VERSION=v1.0.8"} {
 		if !regexp.MustCompile(regexp.QuoteMeta(want)).MatchString(err.Error()) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}

@@ -141,13 +141,12 @@ func (s *Stack) kwokCommand(opts Options) func(int) (string, []string, []string,
 	}
 }
 
-// karpenterSettings are Karpenter's own settings for the stack: its
-// webhooks off (karpgate converts), no leader election (one replica), and
-// batching windows shortened so that pods find nodes sooner. Karpenter's
-// disruption loop polls every 10 seconds; that has no setting.
+// karpenterSettings are Karpenter's own settings for the stack, whatever
+// the release (Release.Settings adds to them): no leader election (one
+// replica), and batching windows shortened so that pods find nodes sooner.
+// Karpenter's disruption loop polls every 10 seconds; that has no setting.
 var karpenterSettings = map[string]string{
 	"SYSTEM_NAMESPACE":        "kube-system",
-	"DISABLE_WEBHOOK":         "true",
 	"DISABLE_LEADER_ELECTION": "true",
 	"BATCH_IDLE_DURATION":     "500ms",
 	"BATCH_MAX_DURATION":      "3s",
@@ -157,11 +156,10 @@ var karpenterSettings = map[string]string{
 func (s *Stack) karpenterCommand(opts Options, metricsPort int) func(int) (string, []string, []string, error) {
 	return func(healthPort int) (string, []string, []string, error) {
 		settings := map[string]string{}
-		for k, v := range karpenterSettings {
-			settings[k] = v
-		}
-		for k, v := range opts.KarpenterEnv {
-			settings[k] = v
+		for _, layer := range []map[string]string{karpenterSettings, opts.Release.Settings, opts.KarpenterEnv} {
+			for k, v := range layer {
+				settings[k] = v
+			}
 		}
 		env := []string{"KUBECONFIG=" + opts.Kubeconfig}
 		for k, v := range settings {

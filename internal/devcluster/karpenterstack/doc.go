@@ -1,10 +1,11 @@
 // Package karpenterstack runs a real Karpenter on simulated nodes next to a
 // control plane: kube-scheduler and kube-controller-manager (built by `make
 // tools` from hack/k8s), the kwok controller (hack/kwok), which plays the
-// kubelet of every simulated node, and Karpenter's kwok provider
-// (hack/karpenter): Karpenter core at the release whose CRDs serve v1beta1
-// and v1, with a cloud provider that creates Node objects instead of
-// instances. `karpgate run` and the Karpenter end-to-end tests use it.
+// kubelet of every simulated node, and Karpenter's kwok provider: Karpenter
+// core with a cloud provider that creates Node objects instead of
+// instances, at one of the releases in Releases (releases.go), each built
+// from its own module (hack/karpenter-v1.15.0, hack/karpenter-v1.0.8).
+// `karpgate run` and the Karpenter end-to-end tests use it.
 //
 // Each component is a child process in its own process group, started in
 // dependency order and checked healthy before Start returns; Stop ends them
@@ -12,9 +13,10 @@
 // the process that started it dies, so an interrupted test or `make run`
 // leaves nothing behind.
 //
-// Karpenter runs with its own webhooks off: the CRDs' conversion stays
-// pointed at karpgate, so every v1beta1 read or write Karpenter's clients
-// cause goes through karpgate. The kwok Stages under stages/ are karpgate's
+// Karpenter v1.0.8 runs with its own webhooks off: the CRDs' conversion
+// stays pointed at karpgate, so every v1beta1 read or write Karpenter's
+// clients cause goes through karpgate. Later releases serve only v1 and
+// have no webhooks. The kwok Stages under stages/ are karpgate's
 // own: nodes become Ready unless they carry the fault label (Fault), pods
 // bound to a simulated node run, and deleted pods go away. Where kwok falls
 // short of a kubelet, the stack fills in: a pod kwok lost track of is

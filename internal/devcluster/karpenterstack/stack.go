@@ -20,6 +20,9 @@ import (
 
 // Options configure a stack.
 type Options struct {
+	// Release is the Karpenter release whose kwok provider runs, as
+	// Binaries.Karpenter; its Settings add to Karpenter's environment.
+	Release Release
 	// Binaries are the programs to run; see FindBinaries.
 	Binaries Binaries
 	// Kubeconfig is the admin kubeconfig of the running control plane.
@@ -49,6 +52,8 @@ type Options struct {
 
 // Stack is a running set of components.
 type Stack struct {
+	// Release is the Karpenter release running.
+	Release Release
 	// KarpenterMetricsURL is Karpenter's metrics endpoint (…/metrics).
 	KarpenterMetricsURL string
 	// Dir holds the stack's files; LogPaths names each component's log.
@@ -89,7 +94,10 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 5 * time.Minute
 	}
-	s = &Stack{Dir: filepath.Join(opts.Dir, "karpenter-stack"), LogPaths: map[string]string{}}
+	if opts.Release.Version == "" {
+		return nil, errors.New("karpenterstack: Options.Release names no Karpenter release")
+	}
+	s = &Stack{Release: opts.Release, Dir: filepath.Join(opts.Dir, "karpenter-stack"), LogPaths: map[string]string{}}
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return nil, err
 	}

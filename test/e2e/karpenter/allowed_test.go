@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
+	"github.com/karpgate/karpgate/internal/devcluster/karpenterstack"
 	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/test/testenv"
 )
@@ -36,13 +37,19 @@ var comparedPools = []struct {
 
 // TestAllowedDisruptionsMatchKarpenter compares
 // karpgate_nodepool_allowed_disruptions with Karpenter's own
-// karpenter_nodepools_allowed_disruptions for every NodePool and reason:
-// with nodes steady, across a budget window opening and closing (Karpenter
-// uses the real clock, so the window is a cron every other minute), and
-// while a drift rollout disrupts nodes.
+// karpenter_nodepools_allowed_disruptions for every NodePool and reason, on
+// every Karpenter release: with nodes steady, across a budget window opening
+// and closing (Karpenter uses the real clock, so the window is a cron every
+// other minute), and while a drift rollout disrupts nodes; on a release with
+// Unhealthy budgets, also for Unhealthy.
 func TestAllowedDisruptionsMatchKarpenter(t *testing.T) {
 	t.Parallel()
-	c, env := cluster(t)
+	forEachRelease(t, testAllowedDisruptions)
+}
+
+func testAllowedDisruptions(t *testing.T, release karpenterstack.Release) {
+	c, env := cluster(t, release)
+	witness(t, c, env, release)
 	var manifests []string
 	var pools []string
 	for _, p := range comparedPools {
@@ -92,6 +99,46 @@ func TestAllowedDisruptionsMatchKarpenter(t *testing.T) {
 	})
 
 	testAgreementWhileDisrupting(t, c, env, pools)
+	if budgetMetricsOf[release.Version].unhealthyBudgets {
+		t.Run("Unhealthy", func(t *testing.T) { testUnhealthyAgreement(t, c, env) })
+	}
+}
+
+// testUnhealthyAgreement compares the Unhealthy lane on a NodePool whose
+// Unhealthy budget differs from its others', while the witness keeps a
+// repair candidate in the cluster (so Karpenter computes Unhealthy every
+// cycle).
+func testUnhealthyAgreement(t *testing.T, c *localcluster.Cluster, env *testenv.Env) {
+	cmp, err := compareNow(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lane := false
+	for k := range cmp.karpgate {
+		lane = lane || k.Reason == "unhealthy"
+	}
+	if !lane {
+		t.Skip("karpgate exports no Unhealthy lane yet: it comes with issue 29's part C (branch i29c); Karpenter's own is there")
+	}
+	p := pool{Name: "cmp-unhealthy", Release: "v1", Budgets: `[{"nodes":"100%","reasons":["Underutilized","Empty","Drifted"]},{"nodes":"1","reasons":["Unhealthy"]}]`}
+	apply(t, env, p.yaml(), deploymentYAML(p.Name, 2))
+	waitLaunched(t, c, env, p.Name, 2)
+	waitFor(t, "cmp-unhealthy: karpgate and Karpenter agree, Unhealthy included", 3*time.Minute, func() error {
+		cmp, err := compareNow(c)
+		if err != nil {
+			return err
+		}
+		if err := agree(cmp, []string{p.Name}, nil); err != nil {
+			return err
+		}
+		if v := cmp.value(p.Name, "Unhealthy"); v != 1 {
+			return fmt.Errorf("karpgate allows %v Unhealthy disruptions of cmp-unhealthy, want 1", v)
+		}
+		if v := cmp.value(p.Name, karpenter.ReasonDrifted); v != 2 {
+			return fmt.Errorf("karpgate allows %v Drifted disruptions of cmp-unhealthy, want 2 (100%% of 2)", v)
+		}
+		return nil
+	})
 }
 
 // cmpWindowPercent is cmp-window's budget for every reason (its first).

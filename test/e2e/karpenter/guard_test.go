@@ -33,7 +33,12 @@ import (
 // replacement that never came up let the rollout complete.
 func TestRolloutGuardHoldsARealBadRollout(t *testing.T) {
 	t.Parallel()
-	c, env := cluster(t)
+	forEachRelease(t, testRolloutGuard)
+}
+
+func testRolloutGuard(t *testing.T, release karpenterstack.Release) {
+	c, env := cluster(t, release)
+	witness(t, c, env, release)
 	guarded := pool{Name: "guarded", Release: "v1", Budgets: `[{"nodes":"1"}]`}
 	apply(t, env, guarded.yaml(), deploymentYAML(guarded.Name, 3))
 	waitLaunched(t, c, env, guarded.Name, 3)

@@ -2,17 +2,20 @@ package karpentere2e
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
 	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
+	"github.com/karpgate/karpgate/internal/devcluster/karpenterstack"
 	"github.com/karpgate/karpgate/test/testenv"
 )
 
@@ -22,67 +25,115 @@ import (
 // tripping the guard on a good rollout.
 const guardReadyTimeout = 45 * time.Second
 
-// shared is the cluster every test of the package uses, started by the
-// first test that asks for it and stopped after the last.
-var shared struct {
+// sharedCluster is the cluster of one Karpenter release that every test of
+// the package uses on that release, started by the first test that asks
+// for it and stopped after the last.
+type sharedCluster struct {
 	once    sync.Once
 	dir     string
 	cluster *localcluster.Cluster
 	err     error
 }
 
+// shared has one cluster per release in karpenterstack.Releases. Each is a
+// control plane of its own, so the two run side by side: most of a test's
+// time is spent waiting for Karpenter's disruption loop, not computing.
+var shared = func() map[string]*sharedCluster {
+	m := map[string]*sharedCluster{}
+	for _, r := range karpenterstack.Releases {
+		m[r.Version] = &sharedCluster{}
+	}
+	return m
+}()
+
+// minParallel is how many of the package's subtests run at once unless
+// -test.parallel says otherwise. They wait on Karpenter's 10-second
+// disruption cycles rather than use the CPU, and each release's tests share
+// one cluster: GOMAXPROCS (2 in CI) would run the second release's tests only
+// after the first's.
+const minParallel = 8
+
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if c := shared.cluster; c != nil {
-		if code != 0 {
-			printLogs(c)
-			keepLogs(shared.dir)
-		}
-		if err := c.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping the shared cluster:", err)
-			code = 1
+	flag.Parse()
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if p := flag.Lookup("test.parallel"); p != nil && !parallelSet && p.Value.String() != "" {
+		if n, err := strconv.Atoi(p.Value.String()); err == nil && n < minParallel {
+			_ = p.Value.Set(strconv.Itoa(minParallel))
 		}
 	}
-	if shared.dir != "" {
-		_ = os.RemoveAll(shared.dir)
+	code := m.Run()
+	for _, r := range karpenterstack.Releases {
+		sc := shared[r.Version]
+		if c := sc.cluster; c != nil {
+			if code != 0 {
+				fmt.Fprintf(os.Stderr, "\n===== Karpenter %s =====\n", r)
+				printLogs(c)
+				keepLogs(sc.dir)
+			}
+			if err := c.Stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "stopping the shared cluster of Karpenter %s: %v\n", r, err)
+				code = 1
+			}
+		}
+		if sc.dir != "" {
+			_ = os.RemoveAll(sc.dir)
+		}
 	}
 	os.Exit(code)
 }
 
-// cluster returns the shared cluster and an Env bound to t.
-func cluster(t *testing.T) (*localcluster.Cluster, *testenv.Env) {
+// forEachRelease runs test once per Karpenter release, each as a parallel
+// subtest named by its version (-run 'TestX/v1.0.8' picks one), on that
+// release's shared cluster.
+func forEachRelease(t *testing.T, test func(t *testing.T, r karpenterstack.Release)) {
+	t.Helper()
+	for _, r := range karpenterstack.Releases {
+		t.Run(r.Version, func(t *testing.T) {
+			t.Parallel()
+			test(t, r)
+		})
+	}
+}
+
+// cluster returns the shared cluster of release and an Env bound to t.
+func cluster(t *testing.T, release karpenterstack.Release) (*localcluster.Cluster, *testenv.Env) {
 	t.Helper()
 	assets := testenv.AssetsDir(t)
-	shared.once.Do(func() {
-		shared.dir, shared.err = os.MkdirTemp("", "karpgate-karpenter-e2e-")
-		if shared.err != nil {
+	sc := shared[release.Version]
+	sc.once.Do(func() {
+		sc.dir, sc.err = os.MkdirTemp("", "karpgate-karpenter-e2e-"+release.Version+"-")
+		if sc.err != nil {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		shared.cluster, shared.err = localcluster.Start(ctx, localcluster.Options{
-			AssetsDir: assets, Dir: shared.dir, Controller: true, Karpenter: true,
+		sc.cluster, sc.err = localcluster.Start(ctx, localcluster.Options{
+			AssetsDir: assets, Dir: sc.dir, Controller: true, Karpenter: true, Release: release,
 			Serve: func(o *serve.Options) {
 				o.Guard.Enabled, o.Guard.ReadyTimeout = true, guardReadyTimeout
 			},
 		})
-		if shared.err != nil {
+		if sc.err != nil {
 			return
 		}
 		// The KWOKNodeClass every NodePool uses is created once here: tests
 		// running in parallel that each applied it raced to create it.
-		res, err := shared.cluster.ControlPlane.Kubectl(ctx, []byte(nodeClassYAML), "apply", "-f", "-")
+		res, err := sc.cluster.ControlPlane.Kubectl(ctx, []byte(nodeClassYAML), "apply", "-f", "-")
 		if err == nil && res.ExitCode != 0 {
 			err = fmt.Errorf("exit %d: %s", res.ExitCode, res.Stderr)
 		}
 		if err != nil {
-			shared.err = fmt.Errorf("applying the KWOKNodeClass: %w", err)
+			sc.err = fmt.Errorf("applying the KWOKNodeClass: %w", err)
 		}
 	})
-	if shared.err != nil {
-		t.Fatalf("starting the shared cluster: %v", shared.err)
+	if sc.err != nil {
+		t.Fatalf("starting the shared cluster of Karpenter %s: %v", release, sc.err)
 	}
-	return shared.cluster, testenv.Attach(t, shared.cluster.ControlPlane)
+	if err := sc.cluster.Karpenter.Running(); err != nil {
+		t.Fatalf("the shared cluster of Karpenter %s: %v", release, err)
+	}
+	return sc.cluster, testenv.Attach(t, sc.cluster.ControlPlane)
 }
 
 // keepLogsEnv names a folder that receives the shared cluster's files after

@@ -37,7 +37,9 @@ func scrape(url string) (map[string]*dto.MetricFamily, error) {
 	return parser.TextToMetricFamilies(resp.Body)
 }
 
-// poolReason names one series of an allowed-disruptions gauge.
+// poolReason names one series of an allowed-disruptions gauge. Reason is
+// lower case: Karpenter v1.0.8 labels it as the API spells it (Drifted),
+// later releases in lower case (drifted).
 type poolReason struct{ Pool, Reason string }
 
 func (k poolReason) String() string { return k.Pool + "/" + k.Reason }
@@ -56,7 +58,7 @@ func gauges(families map[string]*dto.MetricFamily, name string) map[poolReason]f
 			case "nodepool":
 				k.Pool = l.GetValue()
 			case "reason":
-				k.Reason = l.GetValue()
+				k.Reason = strings.ToLower(l.GetValue())
 			}
 		}
 		out[k] = m.GetGauge().GetValue()
@@ -64,14 +66,44 @@ func gauges(families map[string]*dto.MetricFamily, name string) map[poolReason]f
 	return out
 }
 
+// budgetMetrics is how a Karpenter release exports its allowed disruptions
+// (read from each release's pkg/controllers/disruption/helpers.go).
+type budgetMetrics struct {
+	// afterDisrupting: karpenter_nodepools_allowed_disruptions is the
+	// budgets' minimum minus the nodes disrupting, clamped to [0, MaxInt32],
+	// every reason computed together in each disruption cycle with a
+	// candidate, and a NodePool whose budgets cannot be read gets no series
+	// (v1.0.8). Otherwise the gauge is the budgets' minimum alone (MaxInt32
+	// when no active budget covers the reason; 0 for unreadable budgets),
+	// karpenter_nodepools_nodes_consuming_budgets{nodepool,reason} counts the
+	// disrupting nodes beside it, and each reason is computed only in a
+	// cycle where some node is a candidate for it (v1.15.0).
+	afterDisrupting bool
+	// unhealthyBudgets: budgets may name the Unhealthy reason, which paces
+	// node repair (v1.15).
+	unhealthyBudgets bool
+}
+
+var budgetMetricsOf = map[string]budgetMetrics{
+	"v1.0.8":  {afterDisrupting: true},
+	"v1.15.0": {afterDisrupting: false, unhealthyBudgets: true},
+}
+
 // comparison is one pair of scrapes: karpgate's allowed disruptions, the
-// counts they came from, and Karpenter's.
+// counts they came from, and Karpenter's, as allowed disruptions left after
+// the nodes disrupting.
 type comparison struct {
+	metrics                    budgetMetrics
 	karpgate, karpenter        map[poolReason]float64
+	karpenterUnlimited         map[poolReason]bool
 	nodes, disrupting, invalid map[string]float64
 }
 
 func compareNow(c *localcluster.Cluster) (comparison, error) {
+	style, known := budgetMetricsOf[c.Release.Version]
+	if !known {
+		return comparison{}, fmt.Errorf("the test does not know how Karpenter %s exports its allowed disruptions: add it to budgetMetricsOf", c.Release)
+	}
 	ours, err := scrape(c.MetricsURL + "/metrics")
 	if err != nil {
 		return comparison{}, err
@@ -87,36 +119,51 @@ func compareNow(c *localcluster.Cluster) (comparison, error) {
 		}
 		return out
 	}
-	return comparison{
-		karpgate:   gauges(ours, "karpgate_nodepool_allowed_disruptions"),
-		karpenter:  gauges(theirs, "karpenter_nodepools_allowed_disruptions"),
-		nodes:      perPool("karpgate_nodepool_nodes"),
-		disrupting: perPool("karpgate_nodepool_disrupting_nodes"),
-		invalid:    perPool("karpgate_nodepool_invalid_budgets"),
-	}, nil
+	cmp := comparison{
+		metrics:            style,
+		karpgate:           gauges(ours, "karpgate_nodepool_allowed_disruptions"),
+		karpenter:          map[poolReason]float64{},
+		karpenterUnlimited: map[poolReason]bool{},
+		nodes:              perPool("karpgate_nodepool_nodes"),
+		disrupting:         perPool("karpgate_nodepool_disrupting_nodes"),
+		invalid:            perPool("karpgate_nodepool_invalid_budgets"),
+	}
+	consuming := gauges(theirs, "karpenter_nodepools_nodes_consuming_budgets")
+	for k, v := range gauges(theirs, "karpenter_nodepools_allowed_disruptions") {
+		if style.afterDisrupting {
+			cmp.karpenter[k] = v
+			cmp.karpenterUnlimited[k] = v == math.MaxInt32-cmp.disrupting[k.Pool]
+			continue
+		}
+		used, ok := consuming[k]
+		if !ok {
+			return comparison{}, fmt.Errorf("Karpenter %s exports %s's allowed disruptions without its nodes consuming budgets", c.Release, k)
+		}
+		cmp.karpenter[k] = max(v-used, 0)
+		cmp.karpenterUnlimited[k] = v == math.MaxInt32
+	}
+	return cmp, nil
 }
 
 // mismatches lists every NodePool and reason karpgate reports whose value
-// Karpenter does not agree with. Karpenter writes its gauge as
-// min(budgets) - disrupting, clamped to [0, MaxInt32], with MaxInt32 for a
-// reason no active budget covers; where karpgate says unlimited (+Inf),
-// Karpenter must say MaxInt32 minus the nodes disrupting. A NodePool whose
-// budgets Karpenter cannot read gets no series from Karpenter at all (it
-// allows it nothing); karpgate reports 0 and counts the invalid budgets.
+// Karpenter does not agree with. Where karpgate says unlimited (+Inf),
+// Karpenter must say no active budget covers the reason (budgetMetrics). A
+// NodePool whose budgets Karpenter cannot read it allows nothing: karpgate
+// reports 0 and counts the invalid budgets.
 func (c comparison) mismatches() []string {
 	var out []string
 	for k, ours := range c.karpgate {
 		theirs, reported := c.karpenter[k]
 		switch {
 		case c.invalid[k.Pool] > 0:
-			if ours != 0 || reported {
-				out = append(out, fmt.Sprintf("%s: karpgate %v with invalid budgets, Karpenter %v (reported %v); want 0 and no series", k, ours, theirs, reported))
+			if ours != 0 || (reported && (c.metrics.afterDisrupting || theirs != 0)) {
+				out = append(out, fmt.Sprintf("%s: karpgate %v with invalid budgets, Karpenter %v (reported %v); want 0, and no series from a release that subtracts disrupting nodes", k, ours, theirs, reported))
 			}
 		case !reported:
 			out = append(out, fmt.Sprintf("%s: karpgate %v, Karpenter has no value yet", k, ours))
 		case math.IsInf(ours, 1):
-			if want := math.MaxInt32 - c.disrupting[k.Pool]; theirs != want {
-				out = append(out, fmt.Sprintf("%s: karpgate unlimited, Karpenter %v (want MaxInt32-%v)", k, theirs, c.disrupting[k.Pool]))
+			if !c.karpenterUnlimited[k] {
+				out = append(out, fmt.Sprintf("%s: karpgate unlimited, Karpenter %v left (disrupting %v)", k, theirs, c.disrupting[k.Pool]))
 			}
 		case ours != theirs:
 			out = append(out, fmt.Sprintf("%s: karpgate %v, Karpenter %v (disrupting %v)", k, ours, theirs, c.disrupting[k.Pool]))
@@ -128,7 +175,7 @@ func (c comparison) mismatches() []string {
 
 // value is karpgate's allowance for a pool and reason.
 func (c comparison) value(pool, reason string) float64 {
-	return c.karpgate[poolReason{pool, reason}]
+	return c.karpgate[poolReason{pool, strings.ToLower(reason)}]
 }
 
 // karpgateStatus reads karpgate's /status of one NodePool.

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/karpgate/karpgate/internal/devcluster/karpenterstack"
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
 
@@ -47,12 +48,13 @@ spec:
 `
 
 // TestKarpenterProvisionsFromAV1beta1NodePool applies a v1beta1 NodePool
-// while Karpenter runs. The API server stores v1 through karpgate's
-// conversion, Karpenter (a v1 client) launches a node from it, and a
-// v1beta1 read gives back what was applied.
+// while Karpenter v1.0.8 runs, the last release whose CRDs serve v1beta1.
+// The API server stores v1 through karpgate's conversion, Karpenter (a v1
+// client) launches a node from it, and a v1beta1 read gives back what was
+// applied.
 func TestKarpenterProvisionsFromAV1beta1NodePool(t *testing.T) {
 	t.Parallel()
-	c, env := cluster(t)
+	c, env := cluster(t, karpenterstack.V1_0_8)
 	if warnings := apply(t, env, legacyNodePool, deploymentYAML("legacy-kwok", 1)); !strings.Contains(warnings, "KG401") {
 		t.Errorf("applying a v1beta1 NodePool gave no KG401 warning:\n%s", warnings)
 	}

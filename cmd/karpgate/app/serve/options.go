@@ -22,6 +22,11 @@ type Options struct {
 	// RestConfig reaches the cluster.
 	RestConfig *rest.Config
 	Log        logr.Logger
+	// KeepProcessLoggers leaves controller-runtime's and klog's
+	// process-wide loggers alone instead of pointing them at Log: a process
+	// that runs several serves (the Karpenter e2e tests' local cluster per
+	// release) sets them once itself, before any client logs through them.
+	KeepProcessLoggers bool
 
 	// CertDir holds tls.crt and tls.key; Host and Port are where the
 	// webhooks listen (empty Host: every interface).

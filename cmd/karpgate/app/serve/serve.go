@@ -34,8 +34,10 @@ func Run(ctx context.Context, opts Options) error {
 		return errors.New("serve: no cluster configuration")
 	}
 	log := opts.Log
-	ctrllog.SetLogger(log)
-	klog.SetLogger(log) // leader election and client-go log through klog
+	if !opts.KeepProcessLoggers {
+		ctrllog.SetLogger(log)
+		klog.SetLogger(log) // leader election and client-go log through klog
+	}
 
 	memory, err := planMemory(opts.MemoryLimit, opts.MaxRequestBytes, explicitGOMEMLIMIT())
 	if err != nil {
