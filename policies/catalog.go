@@ -217,7 +217,7 @@ func ruleFromModule(file string, m *ast.Module, builtin bool) (r Rule, ok bool, 
 	if raw, present := custom["actions"]; present {
 		actions, isMap := raw.(map[string]any)
 		if !isMap || len(actions) == 0 {
-			return fail("custom.actions must map enforcement points (ci, admission) to deny or warn")
+			return fail("custom.actions must map enforcement points (ci, admission) to deny, warn or audit")
 		}
 		r.Actions = map[config.EnforcementPoint]config.Action{}
 		for p, a := range actions {

@@ -166,7 +166,7 @@ func newStore(set *policySet, cfg *config.Config, groups []*memo.Group) (storage
 	}
 	data["karpgate"] = map[string]any{
 		"config": cfgJSON,
-		"engine": map[string]any{"dispatch": dispatch, "rule_ids": ids},
+		"engine": map[string]any{"dispatch": dispatch, "rule_ids": ids, "unwaivable": unwaivable(set.catalog, cfg.Waivable)},
 	}
 	return inmem.NewFromObjectWithOpts(data, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true)), selected, nil
 }

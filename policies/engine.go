@@ -17,6 +17,7 @@ import (
 	"github.com/karpgate/karpgate/policies/budgetfuncs"
 	"github.com/karpgate/karpgate/policies/memo"
 	"github.com/karpgate/karpgate/policies/sandbox"
+	"github.com/karpgate/karpgate/policies/waiver"
 )
 
 // Options configure an Engine.
@@ -72,7 +73,8 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cfg.CheckRuleIDs(func(id string) bool { _, ok := set.catalog.Lookup(id); return ok }); err != nil {
+	lookup := set.catalog.Lookup
+	if err := cfg.CheckRuleIDs(func(id string) bool { _, ok := lookup(id); return ok }, func(id string) bool { r, _ := lookup(id); return r.Waivable }); err != nil {
 		return nil, err
 	}
 	if err := checkPatchesDeclared(set.modules, set.catalog); err != nil {
@@ -178,11 +180,11 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	if point == "" {
 		point = config.CI
 	}
-	in := e.newEvalInput(req, point)
 	now := req.Now
 	if now.IsZero() {
 		now = e.now()
 	}
+	in := e.newEvalInput(req, point, now)
 	ref := objectRef(req.Object)
 	kind, _ := req.Object["kind"].(string)
 	selection := selectionFor(req)
@@ -206,7 +208,7 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (*Result, error) {
 		}
 		vs = append(vs, groupVs...)
 	}
-	return e.result(vs, point, waiversOf(req.Object))
+	return e.result(vs, point, in.waivers)
 }
 
 // rawViolation is one member of a rule's violation set, as evaluated.
@@ -230,7 +232,7 @@ func (e *Engine) violations(ctx context.Context, query rego.PreparedEvalQuery, i
 }
 
 // result turns violations into findings, with the object's waivers applied.
-func (e *Engine) result(vs []rawViolation, point config.EnforcementPoint, waivers map[string]string) (*Result, error) {
+func (e *Engine) result(vs []rawViolation, point config.EnforcementPoint, waivers []waiver.Waiver) (*Result, error) {
 	res := &Result{}
 	for _, v := range vs {
 		rule, ok := e.byKey[v.key]
@@ -241,8 +243,8 @@ func (e *Engine) result(vs []rawViolation, point config.EnforcementPoint, waiver
 		if err != nil {
 			return nil, err
 		}
-		if reason, waived := waivers[rule.ID]; waived && rule.Waivable {
-			f.Waived, f.WaiverReason = true, reason
+		if w, waived := e.waiverFor(rule, waivers); waived {
+			f.Waived, f.WaiverReason, f.WaiverUntil, f.WaiverSetBy = true, w.Reason, w.Until, w.SetBy
 			res.Waived = append(res.Waived, f)
 			continue
 		}
@@ -326,5 +328,5 @@ func (e *Engine) ReportSchema(ctx context.Context, object map[string]any, vs []S
 	if err != nil {
 		return nil, err
 	}
-	return e.result(found, config.CI, waiversOf(object))
+	return e.result(found, config.CI, readWaivers(object, e.now()))
 }

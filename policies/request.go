@@ -43,6 +43,15 @@ type Request struct {
 	// zero means the engine's clock. A lint run judges every object as of
 	// one instant.
 	Now time.Time
+	// UserInfo is who makes an admission request, as the API server
+	// authenticated them; nil offline. Rules see it as input.userInfo.
+	UserInfo *UserInfo
+}
+
+// UserInfo is the user of an admission request.
+type UserInfo struct {
+	Username string   `json:"username"`
+	Groups   []string `json:"groups"`
 }
 
 // SchemaViolation is one reason the API server would refuse the object,
