@@ -64,6 +64,12 @@ func (e *Engine) CrossObjectPaths() []string {
 	return subjectPaths
 }
 
+// IsCrossObject reports whether rule id reads input.inventory.
+func (e *Engine) IsCrossObject(id string) bool {
+	r, ok := e.catalog.Lookup(id)
+	return ok && r.crossObject
+}
+
 // HasCrossObjectRules reports whether any enabled cross-object rule
 // applies to objects of kind at point.
 func (e *Engine) HasCrossObjectRules(kind string, point config.EnforcementPoint) bool {
@@ -132,6 +138,13 @@ func (e *Engine) NewInventoryEntry(object map[string]any) (InventoryEntry, error
 		entry.nodeClass = nodeClassName(object)
 	}
 	return entry, nil
+}
+
+// Same reports whether two entries index the same object as the same
+// reduced value: the audit of stored objects rebuilds the inventory, and
+// judges the cross-object rules again, only when an entry changes.
+func (e InventoryEntry) Same(o InventoryEntry) bool {
+	return e.kind == o.kind && e.name == o.name && e.nodeClass == o.nodeClass && e.text == o.text
 }
 
 // InventoryBuilder indexes the objects of one input for the cross-object

@@ -155,6 +155,19 @@ func checkPatchesDeclared(modules map[string]*ast.Module, catalog Catalog) error
 // Catalog returns every rule, built-in and user, ordered by ID.
 func (e *Engine) Catalog() Catalog { return e.catalog }
 
+// StoredObjectRules are the enabled rules that judge a stored object of
+// kind at point (see Rule.JudgesStoredObjects), ordered by ID: what the
+// audit of stored objects reports as passed when they find nothing.
+func (e *Engine) StoredObjectRules(kind string, point config.EnforcementPoint) []Rule {
+	var out []Rule
+	for _, r := range e.catalog {
+		if e.cfg.Enabled(r.ID) && r.AppliesTo(kind) && r.RunsAt(point) && r.JudgesStoredObjects() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // Config returns the configuration the engine was built with.
 func (e *Engine) Config() *config.Config { return e.cfg }
 
