@@ -10,6 +10,7 @@ import (
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/policies"
+	"github.com/karpgate/karpgate/test/corpus"
 )
 
 var now = time.Date(2026, 1, 5, 8, 30, 0, 0, time.UTC)
@@ -45,7 +46,7 @@ func ruleIDs(fs []policies.Finding) []string {
 }
 
 func TestJudgeAtTheAdmissionPoint(t *testing.T) {
-	objects := storedCluster(7, 2, 1)
+	objects := corpus.StoredCluster(7, 2, 1)
 	inv := NewInventory(engine(t, ""))
 	for _, raw := range objects {
 		o := decode(t, raw)
@@ -94,8 +95,8 @@ func TestJudgeAtTheAdmissionPoint(t *testing.T) {
 // passes once the class is stored.
 func TestJudgeRunsTheCrossObjectRulesOnTheWholeCluster(t *testing.T) {
 	e := engine(t, "")
-	objects := storedCluster(2, 3, 0) // pool-2 names class-0; pools name class-(p%2)
-	pool := decode(t, objects[4])     // pool-2
+	objects := corpus.StoredCluster(2, 3, 0) // pool-2 names class-0; pools name class-(p%2)
+	pool := decode(t, objects[4])            // pool-2
 	pool["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["nodeClassRef"].(map[string]any)["name"] = "class-9"
 	inv := NewInventory(e)
 	for _, raw := range objects {
@@ -138,7 +139,7 @@ func TestJudgeRunsTheCrossObjectRulesOnTheWholeCluster(t *testing.T) {
 
 func TestJudgeListsWaivedFindingsWithTheirWaiver(t *testing.T) {
 	e := engine(t, "")
-	o := decode(t, storedCluster(7, 0, 0)[6])
+	o := decode(t, corpus.StoredCluster(7, 0, 0)[6])
 	o["metadata"].(map[string]any)["annotations"] = map[string]any{
 		"karpgate.io/waive-KG102":    "until 2026-03-31: dev account",
 		"karpgate.io/waivers-set-by": `{"KG102":{"user":"alice","at":"2026-01-02T00:00:00Z"}}`,
@@ -169,7 +170,7 @@ func TestInventoryReadsTheSameWhateverTheOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objects := storedCluster(1, 6, 0)
+	objects := corpus.StoredCluster(1, 6, 0)
 	judge := func(order []int) string {
 		inv := NewInventory(e)
 		for _, i := range order {

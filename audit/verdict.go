@@ -33,7 +33,7 @@ func Judge(ctx context.Context, e *policies.Engine, inv *policies.Inventory, obj
 	metadata, _ := object["metadata"].(map[string]any)
 	v.Name, _ = metadata["name"].(string)
 	v.UID, _ = metadata["uid"].(string)
-	res, err := e.Evaluate(ctx, policies.Request{Object: object, Point: Point, SkipCrossObject: true, Now: now})
+	res, err := e.Evaluate(ctx, policies.Request{Object: object, Point: Point, Stored: true, Now: now})
 	if err != nil {
 		return v, err
 	}

@@ -73,12 +73,7 @@ func (e *Engine) IsCrossObject(id string) bool {
 // HasCrossObjectRules reports whether any enabled cross-object rule
 // applies to objects of kind at point.
 func (e *Engine) HasCrossObjectRules(kind string, point config.EnforcementPoint) bool {
-	for _, r := range e.catalog {
-		if r.crossObject && !r.Mutates && e.cfg.Enabled(r.ID) && r.AppliesTo(kind) && r.RunsAt(point) {
-			return true
-		}
-	}
-	return false
+	return e.crossKinds[point][kind]
 }
 
 // Subject is what the cross-object rules need of one object, kept after

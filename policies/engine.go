@@ -60,6 +60,11 @@ type Engine struct {
 	groups    []*memo.Group
 	groupRuns *memo.Memo[[]rawViolation]
 	limits    sandbox.Limits
+	// storedRules and crossKinds answer StoredObjectRules and
+	// HasCrossObjectRules, which callers ask once per object, by point and
+	// kind.
+	storedRules map[config.EnforcementPoint]map[string][]Rule
+	crossKinds  map[config.EnforcementPoint]map[string]bool
 }
 
 // New loads, checks and compiles the built-in rules with the user's
@@ -107,6 +112,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	for _, r := range set.catalog {
 		e.byKey[r.key] = r
 	}
+	e.indexByKind()
 	if err := e.checkCost(ctx); err != nil {
 		return nil, err
 	}
@@ -159,13 +165,29 @@ func (e *Engine) Catalog() Catalog { return e.catalog }
 // kind at point (see Rule.JudgesStoredObjects), ordered by ID: what the
 // audit of stored objects reports as passed when they find nothing.
 func (e *Engine) StoredObjectRules(kind string, point config.EnforcementPoint) []Rule {
-	var out []Rule
-	for _, r := range e.catalog {
-		if e.cfg.Enabled(r.ID) && r.AppliesTo(kind) && r.RunsAt(point) && r.JudgesStoredObjects() {
-			out = append(out, r)
+	return e.storedRules[point][kind]
+}
+
+func (e *Engine) indexByKind() {
+	e.storedRules = map[config.EnforcementPoint]map[string][]Rule{}
+	e.crossKinds = map[config.EnforcementPoint]map[string]bool{}
+	for _, point := range config.EnforcementPoints {
+		e.storedRules[point] = map[string][]Rule{}
+		e.crossKinds[point] = map[string]bool{}
+		for _, k := range karpenter.Kinds {
+			for _, r := range e.catalog {
+				if !e.cfg.Enabled(r.ID) || !r.AppliesTo(k.Kind) || !r.RunsAt(point) {
+					continue
+				}
+				if r.JudgesStoredObjects() {
+					e.storedRules[point][k.Kind] = append(e.storedRules[point][k.Kind], r)
+				}
+				if r.crossObject && !r.Mutates {
+					e.crossKinds[point][k.Kind] = true
+				}
+			}
 		}
 	}
-	return out
 }
 
 // Config returns the configuration the engine was built with.

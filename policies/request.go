@@ -36,6 +36,11 @@ type Request struct {
 	// Inventory holds the other objects of an offline input for rules that
 	// look across objects; nil at admission, where those rules stay quiet.
 	Inventory *Inventory
+	// Stored judges an object nobody is writing, for the audit of stored
+	// objects: the cross-object rules and the rules about a request are
+	// left out (see Rule.JudgesStoredObjects); the audit evaluates the
+	// former with EvaluateCrossObject.
+	Stored bool
 	// SkipCrossObject leaves out the rules that read input.inventory: lint
 	// evaluates them with EvaluateCrossObject once the whole input is read.
 	SkipCrossObject bool

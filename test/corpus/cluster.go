@@ -1,16 +1,17 @@
-package audit
+package corpus
 
 import (
 	"encoding/json"
 	"fmt"
 )
 
-// storedCluster generates the objects of a cluster as the API server stores
-// them (defaults filled, uid, status, Karpenter's labels and annotations):
-// classes EC2NodeClasses (every fifth production, the seventh of them on
-// @latest), pools NodePools spread over them, and claims NodeClaims
-// spread over the pools. It is the audit's benchmark and scale input.
-func storedCluster(classes, pools, claims int) [][]byte {
+// StoredCluster generates the objects of a cluster as the API server
+// stores them (defaults filled, uid, status, Karpenter's labels and
+// annotations), as JSON: classes EC2NodeClasses (every fifth production,
+// every seventh on @latest), then pools NodePools spread over them, then
+// claims NodeClaims spread over the pools. It is the audit's test,
+// benchmark and scale input.
+func StoredCluster(classes, pools, claims int) [][]byte {
 	var out [][]byte
 	add := func(v any) {
 		b, err := json.Marshal(v)
