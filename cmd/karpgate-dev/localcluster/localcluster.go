@@ -77,7 +77,9 @@ type Cluster struct {
 
 // Start brings the cluster up; on error nothing is left running.
 func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
-	sets := []crdsource.Set{crdsource.KarpenterV1_0_8}
+	// The OpenReports CRDs, so that the audit of stored objects writes
+	// ClusterReports that kubectl lists.
+	sets := []crdsource.Set{crdsource.KarpenterV1_0_8, crdsource.OpenReports}
 	var binaries karpenterstack.Binaries
 	if opts.Karpenter {
 		sets = append(sets, crdsource.KarpenterKwokV1_0_8)

@@ -19,6 +19,7 @@ func TestFilesOfEachPinnedSet(t *testing.T) {
 		{CertManagerV1_21_2, []string{"cert-manager.io_issuers.yaml", "cert-manager.io_certificates.yaml"}, "group: cert-manager.io"},
 		{PrometheusOperatorV0_93_1, []string{"monitoring.coreos.com_prometheusrules.yaml", "monitoring.coreos.com_servicemonitors.yaml"}, "operator.prometheus.io/version: 0.93.1"},
 		{KarpenterKwokV1_0_8, []string{"karpenter.kwok.sh_kwoknodeclasses.yaml"}, "kind: KWOKNodeClass"},
+		{OpenReports, []string{"openreports.io_clusterreports.yaml", "openreports.io_reports.yaml"}, "group: openreports.io"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.set), func(t *testing.T) {
