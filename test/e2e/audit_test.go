@@ -1,13 +1,18 @@
 package e2e
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
+	"github.com/karpgate/karpgate/cmd/karpgate/app"
 	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
 	"github.com/karpgate/karpgate/test/testenv"
 	"github.com/karpgate/karpgate/test/wait"
@@ -75,6 +80,7 @@ karpgate-nodepool-web                 NodePool       web              0      0  
 	if after := resourceVersions(t, env); after != versions {
 		t.Errorf("the audit wrote audited objects:\nbefore %s\nafter  %s", versions, after)
 	}
+	auditMatchesLint(t, env, cluster.ConfigPath)
 
 	env.MustKubectl(nil, "patch", "ec2nodeclass", "staging-latest", "--type", "json", "-p", `[{"op":"replace","path":"/spec/amiSelectorTerms/0/alias","value":"al2023@v20240807"}]`)
 	waitForReports(t, env, strings.Replace(before, "staging-latest   0      1", "staging-latest   0      0", 1))
@@ -123,4 +129,43 @@ func resourceVersions(t *testing.T, env *testenv.Env) string {
 	t.Helper()
 	return env.MustKubectl(nil, "get", "nodepools.karpenter.sh,nodeclaims.karpenter.sh,ec2nodeclasses.karpenter.k8s.aws", "-o",
 		`jsonpath={range .items[*]}{.kind}/{.metadata.name}@{.metadata.resourceVersion} {end}`)
+}
+
+// auditMatchesLint: `karpgate audit` prints the findings `karpgate lint`
+// prints for the same objects dumped with kubectl, and exits 1 as lint does.
+func auditMatchesLint(t *testing.T, env *testenv.Env, configPath string) {
+	t.Helper()
+	code, auditOut := karpgateRun(t, env, "audit", "--config", configPath, "--format", "json")
+	dump := filepath.Join(t.TempDir(), "cluster.yaml")
+	if err := os.WriteFile(dump, []byte(env.MustKubectl(nil, "get", "nodepools.karpenter.sh,nodeclaims.karpenter.sh,ec2nodeclasses.karpenter.k8s.aws", "-o", "yaml")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	lintCode := app.Execute([]string{"lint", "--config", configPath, "--crds-from-cluster", "--kubeconfig", env.KubeconfigPath, "--format", "json", dump}, nil, &out, &errOut)
+	if code != 1 || lintCode != 1 {
+		t.Fatalf("karpgate audit exited %d, karpgate lint %d; want 1 for both\n%s\n%s", code, lintCode, auditOut, errOut.String())
+	}
+	audited, linted := jsonFindings(t, auditOut[strings.Index(auditOut, "{"):]), jsonFindings(t, out.String())
+	if len(audited) == 0 || !slices.Equal(audited, linted) {
+		t.Errorf("karpgate audit found\n  %s\nkarpgate lint found\n  %s", strings.Join(audited, "\n  "), strings.Join(linted, "\n  "))
+	}
+}
+
+// jsonFindings reads lint's json format into "action rule Kind/name path:
+// message" lines, sorted: what is found, wherever it is.
+func jsonFindings(t *testing.T, s string) []string {
+	t.Helper()
+	var r struct {
+		Findings []struct{ Action, Rule, Kind, Name, Path, Message string }
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	if err := dec.Decode(&r); err != nil {
+		t.Fatalf("%v\n%s", err, s)
+	}
+	var out []string
+	for _, f := range r.Findings {
+		out = append(out, fmt.Sprintf("%s %s %s/%s %s: %s", f.Action, f.Rule, f.Kind, f.Name, f.Path, f.Message))
+	}
+	slices.Sort(out)
+	return out
 }
