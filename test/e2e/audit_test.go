@@ -61,6 +61,11 @@ karpgate-nodepool-web                 NodePool       web              0      0  
 		t.Errorf("the report's owner is %q, want NodePool/web", owner)
 	}
 
+	if code, out := karpgateRun(t, env, "status"); code != 0 || !strings.Contains(out, "AUDIT") ||
+		!strings.Contains(columns(out), "fail=0 warn=1") || !strings.Contains(columns(out), "pass") {
+		t.Errorf("karpgate status: exit %d\n%s", code, out)
+	}
+
 	versions := resourceVersions(t, env)
 	if err := os.WriteFile(cluster.ConfigPath, []byte("apiVersion: karpgate.io/v1alpha1\nkind: Config\nrules:\n  KG102: {severity: deny}\n"), 0o644); err != nil {
 		t.Fatal(err)
