@@ -34,7 +34,7 @@ type objectSource interface {
 
 // reportSource is where it reads the reports stored.
 type reportSource interface {
-	Get(name string) (*orv1.ClusterReport, bool)
+	Get(name string) (*StoredReport, bool)
 	Names() []string
 }
 
@@ -254,13 +254,13 @@ func (a *auditor) reconcile(ctx context.Context, k string) error {
 		return fmt.Errorf("judging %s: %w", k, err)
 	}
 	w := a.writer.Load()
-	var stored *orv1.ClusterReport
+	var stored *StoredReport
 	if w != nil {
 		stored, _ = w.reports.Get(report.Name(kind, name))
 	}
 	a.remember(k, v, stored, s)
 	if w != nil {
-		if desired := report.Build(v, engine.Catalog(), stored, now); stored == nil || !report.Equal(stored, desired) {
+		if desired := report.Build(v, engine.Catalog(), stamps(stored), now); stored == nil || stored.Digest.Content != report.Fingerprint(desired) {
 			a.publish(w, desired.Name, k)
 		}
 	}
@@ -299,11 +299,18 @@ func (a *auditor) desire(ctx context.Context, name string) (*orv1.ClusterReport,
 	if err != nil {
 		return nil, fmt.Errorf("judging %s: %w", k, err)
 	}
-	var stored *orv1.ClusterReport
+	var stored *StoredReport
 	if w := a.writer.Load(); w != nil {
 		stored, _ = w.reports.Get(name)
 	}
-	return report.Build(v, engine.Catalog(), stored, now), nil
+	return report.Build(v, engine.Catalog(), stamps(stored), now), nil
+}
+
+func stamps(r *StoredReport) report.Stamps {
+	if r == nil {
+		return nil
+	}
+	return r.Digest.Stamps
 }
 
 func (a *auditor) forget(k, kind, name string, inv *audit.Inventory) {
@@ -321,12 +328,12 @@ func (a *auditor) forget(k, kind, name string, inv *audit.Inventory) {
 // remember keeps the verdict's counts and denials, and sends an Event for
 // each deny finding the object did not have before: as the audit last saw
 // it, or, after a restart, as its stored report says.
-func (a *auditor) remember(k string, v audit.Verdict, stored *orv1.ClusterReport, s *Stored) {
+func (a *auditor) remember(k string, v audit.Verdict, stored *StoredReport, s *Stored) {
 	st := objectState{kind: v.Kind, findings: map[ruleAction]int{}, denials: map[string]bool{}}
 	for _, f := range v.Findings {
 		st.findings[ruleAction{f.RuleID, string(f.Action)}]++
 		if f.Action == config.Deny {
-			st.denials[denialKey(f.RuleID, f.Path)] = true
+			st.denials[report.DenialKey(f.RuleID, f.Path)] = true
 		}
 	}
 	for _, f := range v.Waived {
@@ -336,33 +343,17 @@ func (a *auditor) remember(k string, v audit.Verdict, stored *orv1.ClusterReport
 	before, seen := a.states[k]
 	a.states[k] = st
 	a.mu.Unlock()
-	if !seen {
-		before.denials = reportedDenials(stored)
+	if !seen && stored != nil {
+		before.denials = stored.Digest.Denials
 	}
 	if a.events == nil {
 		return
 	}
 	for _, f := range v.Denials() {
-		if !before.denials[denialKey(f.RuleID, f.Path)] {
+		if !before.denials[report.DenialKey(f.RuleID, f.Path)] {
 			a.events.denied(s, f)
 		}
 	}
-}
-
-func denialKey(rule, path string) string { return rule + "\x00" + path }
-
-// reportedDenials are the deny findings a stored report lists as failing.
-func reportedDenials(r *orv1.ClusterReport) map[string]bool {
-	out := map[string]bool{}
-	if r == nil {
-		return out
-	}
-	for _, res := range r.Results {
-		if res.Result == "fail" {
-			out[denialKey(res.Policy, res.Properties["path"])] = true
-		}
-	}
-	return out
 }
 
 func (a *auditor) count(err error) {

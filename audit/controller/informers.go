@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	orv1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -89,20 +90,36 @@ func (o informerObjects) Keys() []string {
 // informerReports reads the stored reports from their informer.
 type informerReports struct{ informer cache.SharedIndexInformer }
 
-func (r informerReports) Get(name string) (*orv1.ClusterReport, bool) {
+func (r informerReports) Get(name string) (*StoredReport, bool) {
 	obj, exists, err := r.informer.GetStore().GetByKey(name)
 	if err != nil || !exists {
 		return nil, false
 	}
-	rep, ok := obj.(*orv1.ClusterReport)
+	rep, ok := obj.(*StoredReport)
 	return rep, ok
 }
 
 func (r informerReports) Names() []string { return r.informer.GetStore().ListKeys() }
 
-// toReport is the reports informer's transform: a typed report, without
-// managedFields.
-func toReport(obj any) (any, error) {
+// StoredReport is a report as the audit's cache keeps it: its identity and
+// scope, and its digest (see report.Digest).
+type StoredReport struct {
+	metav1.TypeMeta
+	metav1.ObjectMeta
+	Scope  *corev1.ObjectReference
+	Digest report.Digest
+}
+
+// DeepCopyObject shares the digest, which is never written after
+// DigestReport.
+func (r *StoredReport) DeepCopyObject() runtime.Object {
+	c := *r
+	c.ObjectMeta = *r.ObjectMeta.DeepCopy()
+	return &c
+}
+
+// DigestReport is the reports informer's transform.
+func DigestReport(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return obj, nil
@@ -111,8 +128,16 @@ func toReport(obj any) (any, error) {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, r); err != nil {
 		return nil, err
 	}
-	r.ManagedFields = nil
-	return r, nil
+	return digested(r), nil
+}
+
+func digested(r *orv1.ClusterReport) *StoredReport {
+	return &StoredReport{
+		TypeMeta:   r.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: r.Name, UID: r.UID, ResourceVersion: r.ResourceVersion},
+		Scope:      r.Scope,
+		Digest:     report.DigestOf(r),
+	}
 }
 
 // onlyKarpgateReports lists and watches only the reports karpgate writes.

@@ -16,8 +16,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-
-	"github.com/karpgate/karpgate/audit/report"
 )
 
 // Audit is the audit added to a manager: it runs on the elected leader.
@@ -153,7 +151,7 @@ func (a *Audit) startReports(ctx context.Context, wg *sync.WaitGroup) {
 	}
 	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(a.dynamic, 0, "", onlyKarpgateReports)
 	inf := factory.ForResource(m.Resource).Informer()
-	if err := inf.SetTransform(toReport); err != nil {
+	if err := inf.SetTransform(DigestReport); err != nil {
 		a.opts.Log.Error(err, "watching ClusterReports")
 		return
 	}
@@ -202,7 +200,8 @@ func (a *Audit) reportDeleted(obj any) {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
-	if r, ok := obj.(*orv1.ClusterReport); ok && r.Scope != nil && r.Labels[report.ManagedByLabel] == report.ManagedBy {
+	// The informer lists only the reports karpgate writes (report.Selector).
+	if r, ok := obj.(*StoredReport); ok && r.Scope != nil {
 		if _, exists := a.core.objects.Get(key(r.Scope.Kind, r.Scope.Name)); exists {
 			a.core.queue.Add(key(r.Scope.Kind, r.Scope.Name))
 		}

@@ -9,6 +9,7 @@ import (
 	orv1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
 	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -82,7 +83,8 @@ func (w *writer) write(ctx context.Context, name string, desired *orv1.ClusterRe
 	case desired == nil:
 		op = "delete"
 		do = func() error {
-			err := w.client.Delete(ctx, stored, client.Preconditions{UID: &stored.UID, ResourceVersion: &stored.ResourceVersion})
+			r := &orv1.ClusterReport{ObjectMeta: metav1.ObjectMeta{Name: name}}
+			err := w.client.Delete(ctx, r, client.Preconditions{UID: &stored.UID, ResourceVersion: &stored.ResourceVersion})
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
@@ -91,11 +93,23 @@ func (w *writer) write(ctx context.Context, name string, desired *orv1.ClusterRe
 	case !exists:
 		op = "create"
 		do = func() error { return w.client.Create(ctx, desired.DeepCopy()) }
-	case report.Equal(stored, desired):
+	case stored.Digest.Content == report.Fingerprint(desired):
 		return nil
 	default:
+		// The cache keeps a digest: the report itself is read to be
+		// written over, keeping what others set on it; a change since
+		// makes the update fail and be retried.
 		op = "update"
-		do = func() error { return w.client.Update(ctx, report.Merge(stored, desired)) }
+		do = func() error {
+			live := &orv1.ClusterReport{}
+			if err := w.client.Get(ctx, client.ObjectKey{Name: name}, live); err != nil {
+				return err
+			}
+			if live.ResourceVersion != stored.ResourceVersion {
+				live.ResourceVersion = stored.ResourceVersion // the cache is behind: fail as a conflict, retry
+			}
+			return w.client.Update(ctx, report.Merge(live, desired))
+		}
 	}
 	if err := w.limiter.Wait(ctx); err != nil {
 		return err

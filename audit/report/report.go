@@ -3,7 +3,6 @@ package report
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"path"
 	"sort"
 	"strings"
@@ -47,10 +46,10 @@ func Name(kind, name string) string {
 	return strings.TrimRight(n[:maxNameLength-len(suffix)], "-.") + suffix
 }
 
-// Build is the report of a verdict. previous is the object's report as
-// stored, nil if none: results that did not change keep their timestamp.
-// catalog names each rule's category.
-func Build(v audit.Verdict, catalog policies.Catalog, previous *orv1.ClusterReport, now time.Time) *orv1.ClusterReport {
+// Build is the report of a verdict. previous holds the timestamps of the
+// object's stored report (nil: none): results that did not change keep
+// theirs. catalog names each rule's category.
+func Build(v audit.Verdict, catalog policies.Catalog, previous Stamps, now time.Time) *orv1.ClusterReport {
 	r := &orv1.ClusterReport{
 		TypeMeta: metav1.TypeMeta{APIVersion: orv1.SchemeGroupVersion.String(), Kind: "ClusterReport"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -141,28 +140,15 @@ func Category(r policies.Rule) string {
 
 // stamp gives each result the timestamp of the same result in previous,
 // or now.
-func stamp(results []orv1.ReportResult, previous *orv1.ClusterReport, now time.Time) {
-	seen := map[string]metav1.Timestamp{}
-	if previous != nil {
-		for _, r := range previous.Results {
-			seen[identity(r)] = r.Timestamp
-		}
-	}
+func stamp(results []orv1.ReportResult, previous Stamps, now time.Time) {
 	fresh := metav1.Timestamp{Seconds: now.Unix()}
 	for i := range results {
-		if ts, ok := seen[identity(results[i])]; ok {
-			results[i].Timestamp = ts
+		if seconds, ok := previous.Lookup(IDOf(results[i])); ok {
+			results[i].Timestamp = metav1.Timestamp{Seconds: seconds}
 		} else {
 			results[i].Timestamp = fresh
 		}
 	}
-}
-
-// identity is a result without its timestamp.
-func identity(r orv1.ReportResult) string {
-	r.Timestamp = metav1.Timestamp{}
-	b, _ := json.Marshal(r)
-	return string(b)
 }
 
 func summarize(results []orv1.ReportResult) orv1.ReportSummary {

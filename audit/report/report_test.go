@@ -55,6 +55,10 @@ func TestBuildGolden(t *testing.T) {
 	if r.Summary.Fail != 1 || r.Summary.Warn != 1 || r.Summary.Skip != 1 || r.Summary.Pass == 0 {
 		t.Errorf("summary %+v, want one fail (KG101), one warn (KG104 as audit), one skip (KG105)", r.Summary)
 	}
+	d := DigestOf(r)
+	if len(d.Denials) != 1 || !d.Denials[DenialKey("KG101", "spec.amiSelectorTerms[0].alias")] || len(d.Stamps) != len(r.Results) {
+		t.Errorf("digest: denials %v, %d stamps for %d results", d.Denials, len(d.Stamps), len(r.Results))
+	}
 }
 
 // TestUnchangedResultsKeepTheirTimestamp: built again later from the same
@@ -64,12 +68,12 @@ func TestUnchangedResultsKeepTheirTimestamp(t *testing.T) {
 	v, catalog := verdict(t, "")
 	first := Build(v, catalog, nil, now)
 	stored := roundTrip(t, first)
-	again := Build(v, catalog, stored, now.Add(time.Hour))
+	again := Build(v, catalog, DigestOf(stored).Stamps, now.Add(time.Hour))
 	if !Equal(stored, again) {
 		t.Fatalf("the same verdict an hour later differs from the stored report")
 	}
 	changed, catalog := verdict(t, "rules:\n  KG101: {severity: warn}\n")
-	later := Build(changed, catalog, stored, now.Add(time.Hour))
+	later := Build(changed, catalog, DigestOf(stored).Stamps, now.Add(time.Hour))
 	if Equal(stored, later) {
 		t.Fatal("a rule switched to warn left the report equal")
 	}
@@ -102,7 +106,7 @@ func TestMergeKeepsWhatOthersSet(t *testing.T) {
 	v, catalog := verdict(t, "")
 	stored := roundTrip(t, Build(v, catalog, nil, now))
 	changed, catalog := verdict(t, "rules:\n  KG101: {severity: warn}\n")
-	out := Merge(stored, Build(changed, catalog, stored, now))
+	out := Merge(stored, Build(changed, catalog, DigestOf(stored).Stamps, now))
 	if out.Labels["team"] != "kept" || out.ResourceVersion != "42" || out.Summary.Fail != 0 {
 		t.Errorf("merged %+v %+v", out.ObjectMeta, out.Summary)
 	}
