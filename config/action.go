@@ -3,17 +3,21 @@ package config
 import "fmt"
 
 // Action is what a finding does: deny blocks (a failing lint, a rejected
-// admission request); warn reports without blocking.
+// admission request); warn reports without blocking; audit only records:
+// the audit of stored objects, lint's JSON and SARIF and the metrics report
+// it, kubectl never shows it and nothing fails on it. A rule is rolled out
+// as audit, then warn, then deny.
 type Action string
 
 // The actions a finding can take.
 const (
-	Deny Action = "deny"
-	Warn Action = "warn"
+	Deny  Action = "deny"
+	Warn  Action = "warn"
+	Audit Action = "audit"
 )
 
 // Actions lists the valid actions, strongest first.
-var Actions = []Action{Deny, Warn}
+var Actions = []Action{Deny, Warn, Audit}
 
 // EnforcementPoint is where rules are evaluated. Like Gatekeeper's scoped
 // enforcement actions, a rule can deny at one point and only warn at another.
@@ -35,7 +39,7 @@ func ParseAction(s string) (Action, error) {
 			return a, nil
 		}
 	}
-	return "", fmt.Errorf("%q is not an action; use deny or warn", s)
+	return "", fmt.Errorf("%q is not an action; use deny, warn or audit", s)
 }
 
 // ParseEnforcementPoint checks s is a valid enforcement point.

@@ -44,6 +44,10 @@ type Config struct {
 	Mutations Mutations `yaml:"mutations,omitempty" json:"mutations"`
 	// Rules holds per-rule settings keyed by rule ID.
 	Rules map[string]RuleSettings `yaml:"rules,omitempty" json:"rules,omitempty"`
+	// Waivers governs the karpgate.io/waive-<rule> annotations: who may add
+	// or change one. Which rules can be waived at all is per rule
+	// (rules[ID].waivable).
+	Waivers Waivers `yaml:"waivers,omitempty" json:"waivers"`
 	// Timezone is the IANA time zone karpgate shows times in (`karpgate
 	// status`, `budgets`, `explain`, the SVG chart, Events, /explain).
 	// Display only: Karpenter computes budget windows in UTC. Default: UTC.
@@ -98,6 +102,10 @@ type RuleSettings struct {
 	Severity Action `yaml:"severity,omitempty" json:"severity,omitempty"`
 	// Actions sets the action at one enforcement point, winning over Severity.
 	Actions map[EnforcementPoint]Action `yaml:"actions,omitempty" json:"actions,omitempty"`
+	// Waivable false makes every karpgate.io/waive-<rule> annotation for
+	// the rule waive nothing (and reports it). Rules that judge waivers
+	// themselves are never waivable.
+	Waivable *bool `yaml:"waivable,omitempty" json:"waivable,omitempty"`
 }
 
 // Default returns the configuration used when no file is given.
@@ -120,6 +128,13 @@ func (c *Config) applyDefaults() {
 	if c.Mutations.NodeClassRefDefaults == nil {
 		on := true
 		c.Mutations.NodeClassRefDefaults = &on
+	}
+	// Empty lists, not null, so that rules read them without guards.
+	if c.Waivers.Approvers.Users == nil {
+		c.Waivers.Approvers.Users = []string{}
+	}
+	if c.Waivers.Approvers.Groups == nil {
+		c.Waivers.Approvers.Groups = []string{}
 	}
 }
 
@@ -201,6 +216,9 @@ func (c *Config) validate() error {
 	if c.Mutations.PinLatestAlias && len(c.AMIs.ApprovedAliasVersions) == 0 {
 		return c.errorAt("mutations.pinLatestAlias", "there is no version to pin @latest to; list them under amis.approvedAliasVersions, the one to pin first")
 	}
+	if err := c.validateApprovers(); err != nil {
+		return err
+	}
 	for _, id := range sortedKeys(c.Rules) {
 		r := c.Rules[id]
 		path := "rules[" + id + "]"
@@ -221,12 +239,16 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// CheckRuleIDs reports the first rules entry that names no known rule; the
-// rule catalog lives with the policy engine, so the engine calls this.
-func (c *Config) CheckRuleIDs(known func(id string) bool) error {
+// CheckRuleIDs reports the first rules entry that names no known rule, or
+// that makes a rule waivable that can never be; the rule catalog lives with
+// the policy engine, so the engine calls this.
+func (c *Config) CheckRuleIDs(known func(id string) bool, waivable func(id string) bool) error {
 	for _, id := range sortedKeys(c.Rules) {
 		if !known(id) {
 			return c.errorAt("rules["+id+"]", fmt.Sprintf("%q is not a rule; `karpgate lint --list-rules` shows them", id))
+		}
+		if w := c.Rules[id].Waivable; w != nil && *w && !waivable(id) {
+			return c.errorAt("rules["+id+"].waivable", fmt.Sprintf("%s judges waivers themselves, so no annotation can waive it; remove the setting", id))
 		}
 	}
 	return nil

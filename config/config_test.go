@@ -31,7 +31,7 @@ func TestParseValidatesValues(t *testing.T) {
 	tests := []struct {
 		name, in, want string
 	}{
-		{"severity", "rules:\n  KG101:\n    severity: block\n", `karpgate.yaml:3:5: rules[KG101].severity: "block" is not an action; use deny or warn`},
+		{"severity", "rules:\n  KG101:\n    severity: block\n", `karpgate.yaml:3:5: rules[KG101].severity: "block" is not an action; use deny, warn or audit`},
 		{"point", "rules:\n  KG101:\n    actions: {audit: warn}\n", `rules[KG101].actions[audit]: "audit" is not an enforcement point`},
 		{"point action", "rules:\n  KG101:\n    actions: {ci: stop}\n", `rules[KG101].actions[ci]: "stop" is not an action`},
 		{"family", "amis:\n  approvedAliasVersions:\n    ubuntu: [v1]\n", `karpgate.yaml:3:5: amis.approvedAliasVersions[ubuntu]: "ubuntu" is not an alias family`},
@@ -101,7 +101,7 @@ rules:
 			t.Errorf("ActionFor(%s, %s, %s) = %s, want %s", a.id, a.def, a.point, got, a.want)
 		}
 	}
-	err = c.CheckRuleIDs(func(id string) bool { return id == "KG101" })
+	err = c.CheckRuleIDs(func(id string) bool { return id == "KG101" }, func(string) bool { return true })
 	var ce *Error
 	if !errors.As(err, &ce) || ce.Path != "rules[KG102]" || ce.Line != 12 {
 		t.Fatalf("unknown rule ID must be reported with its path and line, got %v", err)

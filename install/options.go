@@ -44,6 +44,9 @@ type Options struct {
 	// guard holds this many NodePools (karpgate serve
 	// --rollout-guard-freeze-after). 0, the default, never trips.
 	RolloutGuardFreezeAfter int
+	// Audit judges every stored Karpenter object with the loop (karpgate
+	// serve --audit).
+	Audit AuditOptions
 	// CertManager adds the Issuers and Certificates and has cert-manager's
 	// cainjector fill the webhooks' caBundle.
 	CertManager bool
@@ -53,6 +56,21 @@ type Options struct {
 	Monitoring MonitoringOptions
 	// NetworkPolicy limits who reaches karpgate's ports.
 	NetworkPolicy NetworkPolicyOptions
+}
+
+// AuditOptions are karpgate serve's audit of stored objects.
+type AuditOptions struct {
+	Enabled bool `json:"enabled"`
+	// Reports writes a ClusterReport per object (--audit-reports), when
+	// the openreports.io CRDs are installed.
+	Reports bool `json:"reports"`
+	// InstallReportCRDs ships the openreports.io CRDs with karpgate (the
+	// Helm chart's audit.installReportCRDs; kustomize's
+	// components/openreports). Off by default: Kyverno, Policy Reporter
+	// and others install them too, and only one may own them.
+	InstallReportCRDs bool `json:"installReportCRDs"`
+	// Interval is --audit-interval, a Go duration.
+	Interval string `json:"interval"`
 }
 
 // WebhookPolicy is what the API server does around one webhook call.
@@ -94,6 +112,7 @@ func Defaults() Options {
 		Validating:    webhookconfig.DefaultValidatingPolicy,
 		Mutating:      webhookconfig.DefaultMutatingPolicy,
 		Controller:    true,
+		Audit:         AuditOptions{Enabled: true, Reports: true, Interval: "10m"},
 		CertManager:   true,
 		Config:        DefaultConfig,
 		NetworkPolicy: NetworkPolicyOptions{Enabled: true, APIServerCIDRs: DefaultAPIServerCIDRs},

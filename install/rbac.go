@@ -1,6 +1,7 @@
 package install
 
 import (
+	orv1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/karpgate/karpgate/internal/deploy"
@@ -10,9 +11,10 @@ import (
 // ClusterRules are everything karpgate may do cluster-wide: read Karpenter's
 // kinds and nodes (conversion looks up NodePools; the controller watches all
 // four), read pods and PodDisruptionBudgets (what stops a node's eviction,
-// for status and /explain), write NodePools for the rollout guard, record
-// events, and check the callers of /metrics (MetricsAuthRules). No wildcards
-// and no secrets: the serving certificate is a mounted file.
+// for status and /explain), write NodePools for the rollout guard, write the
+// audit's OpenReports ClusterReports, record events, and check the callers
+// of /metrics (MetricsAuthRules). No wildcards and no secrets: the serving
+// certificate is a mounted file.
 func ClusterRules() []rbacv1.PolicyRule {
 	read := []string{"get", "list", "watch"}
 	return append([]rbacv1.PolicyRule{
@@ -21,6 +23,7 @@ func ClusterRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: read},
 		{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: read},
 		{APIGroups: []string{karpenter.CoreGroup}, Resources: []string{"nodepools"}, Verbs: []string{"patch", "update"}},
+		{APIGroups: []string{orv1.GroupName}, Resources: []string{"clusterreports"}, Verbs: []string{"get", "list", "watch", "create", "update", "delete"}},
 		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 	}, MetricsAuthRules()...)
 }

@@ -178,6 +178,9 @@ func ServeArgs(opts Options) []string {
 		"--controller=" + strconv.FormatBool(opts.Controller),
 		"--rollout-guard=" + strconv.FormatBool(opts.RolloutGuard),
 		"--rollout-guard-freeze-after=" + strconv.Itoa(opts.RolloutGuardFreezeAfter),
+		"--audit=" + strconv.FormatBool(opts.Audit.Enabled),
+		"--audit-reports=" + strconv.FormatBool(opts.Audit.Reports),
+		"--audit-interval=" + opts.Audit.Interval,
 		"--leader-elect=true",
 		// Readiness fails first, so the Service stops routing to a stopping
 		// pod before its listener closes: a fail-closed webhook must not

@@ -6,6 +6,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/manifest"
 	"github.com/karpgate/karpgate/policies"
 )
@@ -65,7 +66,7 @@ func (l *linter) crossObject(ctx context.Context) error {
 	inventory := l.inventory.Build()
 	return forEach(ctx, len(l.deferred), l.workers, func(i int) error {
 		d := &l.deferred[i]
-		res, err := l.engine.EvaluateCrossObject(ctx, d.subject, inventory, l.now)
+		res, err := l.engine.EvaluateCrossObject(ctx, d.subject, inventory, l.now, config.CI)
 		if err != nil {
 			return err
 		}

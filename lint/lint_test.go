@@ -238,3 +238,32 @@ func TestExampleConfigNamesKnownRules(t *testing.T) {
 	}
 	engineFor(t, cfg)
 }
+
+// TestDocumentsInMemoryAreLintedLikeFiles: what `karpgate audit` hands lint
+// (objects read from a cluster, each named as kubectl names it) gives the
+// findings the same bytes in a file give, under the document's name.
+func TestDocumentsInMemoryAreLintedLikeFiles(t *testing.T) {
+	engine := engineFor(t, config.Default())
+	file := "../policies/testdata/rules/KG201/fail.yaml"
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromFile, err := Run(context.Background(), Options{Inputs: []string{file}, Engine: engine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromMemory, err := Run(context.Background(), Options{Documents: []Document{{Name: "nodepool.karpenter.sh/weekend", Data: data}}, Engine: engine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fromMemory.Findings()) == 0 || fromMemory.Sources[0] != "nodepool.karpenter.sh/weekend" || fromMemory.Findings()[0].File != "nodepool.karpenter.sh/weekend" {
+		t.Fatalf("in memory: sources %v, findings %v", fromMemory.Sources, fromMemory.Findings())
+	}
+	if got, want := strings.ReplaceAll(describe(fromMemory), "weekend:", "fail.yaml:"), describe(fromFile); got != want {
+		t.Errorf("in memory:\n%s\nfrom the file:\n%s", got, want)
+	}
+	if _, err := Run(context.Background(), Options{Documents: []Document{{Name: "a", Data: data}, {Name: "a", Data: data}}, Engine: engine}); err == nil {
+		t.Error("two documents of one name were accepted")
+	}
+}

@@ -82,7 +82,9 @@ type Summary struct {
 	Skipped   int `json:"skipped"`
 	Deny      int `json:"deny"`
 	Warn      int `json:"warn"`
-	Waived    int `json:"waived"`
+	// Audit counts findings whose action is audit: reported, never failing.
+	Audit  int `json:"audit"`
+	Waived int `json:"waived"`
 }
 
 // Summary counts files, objects and findings by action.
@@ -95,6 +97,8 @@ func (r *Report) Summary() Summary {
 				s.Deny++
 			case config.Warn:
 				s.Warn++
+			case config.Audit:
+				s.Audit++
 			}
 		}
 		s.Waived += len(o.Waived)

@@ -2,8 +2,10 @@ package lint
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,7 +22,11 @@ type Options struct {
 	// Inputs are files, folders (read recursively) and "-" for Stdin.
 	Inputs []string
 	Stdin  io.Reader
-	Engine *policies.Engine
+	// Documents are inputs held in memory, read after Inputs, each named
+	// as findings should name its source (`karpgate audit` names each
+	// object read from a cluster as kubectl would: nodepool.karpenter.sh/default).
+	Documents []Document
+	Engine    *policies.Engine
 	// CRDs, when set, puts a SchemaStage for them first: every object is
 	// judged as the API server would (schema, CEL rules, defaults) before
 	// the other stages and the rules see it, with the CRD's defaults.
@@ -44,9 +50,20 @@ type Options struct {
 // the work was spread. A parse error stops the run with the first one in
 // input order: a manifest that cannot be read cannot be checked.
 func Run(ctx context.Context, opts Options) (*Report, error) {
-	sources, err := manifest.ExpandInputs(opts.Inputs)
-	if err != nil {
-		return nil, err
+	var sources []string
+	if len(opts.Inputs) > 0 {
+		var err error
+		if sources, err = manifest.ExpandInputs(opts.Inputs); err != nil {
+			return nil, err
+		}
+	}
+	memory := map[string][]byte{}
+	for _, d := range opts.Documents {
+		if _, dup := memory[d.Name]; dup || slices.Contains(sources, d.Name) {
+			return nil, fmt.Errorf("two inputs are named %s", d.Name)
+		}
+		memory[d.Name] = d.Data
+		sources = append(sources, d.Name)
 	}
 	workers := opts.Workers
 	if workers <= 0 {
@@ -79,7 +96,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		l.crossKind[k.Kind] = opts.Engine.HasCrossObjectRules(k.Kind, config.CI)
 		l.indexing = l.indexing || l.crossKind[k.Kind]
 	}
-	if err := l.stream(ctx, sources, opts.Stdin); err != nil {
+	if err := l.stream(ctx, sources, inputs{stdin: opts.Stdin, memory: memory}); err != nil {
 		return nil, err
 	}
 	if err := l.crossObject(ctx); err != nil {
@@ -198,4 +215,16 @@ feed:
 		return context.Cause(ctx)
 	}
 	return first
+}
+
+// Document is one input held in memory.
+type Document struct {
+	Name string
+	Data []byte
+}
+
+// inputs are where sources that are not files are read from.
+type inputs struct {
+	stdin  io.Reader
+	memory map[string][]byte
 }

@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -46,7 +47,7 @@ type checked struct {
 
 // stream reads every source in order, checks documents on l.workers
 // goroutines, and collects their outcomes in input order.
-func (l *linter) stream(ctx context.Context, sources []string, stdin io.Reader) error {
+func (l *linter) stream(ctx context.Context, sources []string, in inputs) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	window := documentsInFlight * l.workers
@@ -56,7 +57,7 @@ func (l *linter) stream(ctx context.Context, sources []string, stdin io.Reader) 
 
 	go func() {
 		defer close(jobs)
-		readSources(ctx, sources, stdin, slots, jobs)
+		readSources(ctx, sources, in, slots, jobs)
 	}()
 	var wg sync.WaitGroup
 	for range l.workers {
@@ -107,7 +108,7 @@ func (l *linter) stream(ctx context.Context, sources []string, stdin io.Reader) 
 
 // readSources splits every source into raw documents and queues them,
 // taking a slot for each, until the sources end or ctx is done.
-func readSources(ctx context.Context, sources []string, stdin io.Reader, slots chan struct{}, jobs chan<- job) {
+func readSources(ctx context.Context, sources []string, in inputs, slots chan struct{}, jobs chan<- job) {
 	seq := 0
 	send := func(j job) bool {
 		select {
@@ -121,7 +122,7 @@ func readSources(ctx context.Context, sources []string, stdin io.Reader, slots c
 		return true
 	}
 	for _, source := range sources {
-		r, closeSource, err := openSource(source, stdin)
+		r, closeSource, err := openSource(source, in)
 		if err != nil {
 			send(job{source: source, err: err})
 			return
@@ -142,12 +143,15 @@ func readSources(ctx context.Context, sources []string, stdin io.Reader, slots c
 	}
 }
 
-func openSource(source string, stdin io.Reader) (io.Reader, func(), error) {
+func openSource(source string, in inputs) (io.Reader, func(), error) {
+	if data, ok := in.memory[source]; ok {
+		return bytes.NewReader(data), func() {}, nil
+	}
 	if source == manifest.StdinName {
-		if stdin == nil {
+		if in.stdin == nil {
 			return nil, nil, &manifest.ParseError{Source: source, Err: fmt.Errorf("no standard input")}
 		}
-		return stdin, func() {}, nil
+		return in.stdin, func() {}, nil
 	}
 	f, err := os.Open(source)
 	if err != nil {

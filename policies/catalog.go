@@ -103,6 +103,14 @@ func (r Rule) ReportsSchema() bool {
 // schemaRulePrefix starts the package name of the rules in rules/schema/.
 const schemaRulePrefix = "schema_"
 
+// JudgesStoredObjects reports whether r can find anything in an object
+// that is not being written: it is neither a mutation, nor a rule about a
+// request (custom.operations: what an UPDATE changes, who writes), nor one
+// that reports lint's CRD schema verdict.
+func (r Rule) JudgesStoredObjects() bool {
+	return !r.Mutates && len(r.Operations) == 0 && !r.ReportsSchema()
+}
+
 // RunsAt reports whether r is evaluated at point.
 func (r Rule) RunsAt(point config.EnforcementPoint) bool {
 	return len(r.Points) == 0 || slices.Contains(r.Points, point)
@@ -217,7 +225,7 @@ func ruleFromModule(file string, m *ast.Module, builtin bool) (r Rule, ok bool, 
 	if raw, present := custom["actions"]; present {
 		actions, isMap := raw.(map[string]any)
 		if !isMap || len(actions) == 0 {
-			return fail("custom.actions must map enforcement points (ci, admission) to deny or warn")
+			return fail("custom.actions must map enforcement points (ci, admission) to deny, warn or audit")
 		}
 		r.Actions = map[config.EnforcementPoint]config.Action{}
 		for p, a := range actions {

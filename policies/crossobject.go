@@ -11,6 +11,7 @@ import (
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/policies/waiver"
 )
 
 // Cross-object rules read input.inventory: what the other objects of an
@@ -63,15 +64,16 @@ func (e *Engine) CrossObjectPaths() []string {
 	return subjectPaths
 }
 
+// IsCrossObject reports whether rule id reads input.inventory.
+func (e *Engine) IsCrossObject(id string) bool {
+	r, ok := e.catalog.Lookup(id)
+	return ok && r.crossObject
+}
+
 // HasCrossObjectRules reports whether any enabled cross-object rule
 // applies to objects of kind at point.
 func (e *Engine) HasCrossObjectRules(kind string, point config.EnforcementPoint) bool {
-	for _, r := range e.catalog {
-		if r.crossObject && !r.Mutates && e.cfg.Enabled(r.ID) && r.AppliesTo(kind) && r.RunsAt(point) {
-			return true
-		}
-	}
-	return false
+	return e.crossKinds[point][kind]
 }
 
 // Subject is what the cross-object rules need of one object, kept after
@@ -80,7 +82,7 @@ func (e *Engine) HasCrossObjectRules(kind string, point config.EnforcementPoint)
 type Subject struct {
 	object     []byte
 	ref        string
-	waivers    map[string]string
+	waivers    []waiver.Waiver
 	production bool
 }
 
@@ -94,7 +96,7 @@ func (e *Engine) NewSubject(object map[string]any) (*Subject, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", objectRef(object), err)
 	}
-	return &Subject{object: raw, ref: objectRef(object), waivers: waiversOf(object), production: e.cfg.IsProduction(object)}, nil
+	return &Subject{object: raw, ref: objectRef(object), waivers: readWaivers(object, e.now()), production: e.cfg.IsProduction(object)}, nil
 }
 
 // InventoryEntry is one object as the inventory keeps it. Making one is
@@ -131,6 +133,13 @@ func (e *Engine) NewInventoryEntry(object map[string]any) (InventoryEntry, error
 		entry.nodeClass = nodeClassName(object)
 	}
 	return entry, nil
+}
+
+// Same reports whether two entries index the same object as the same
+// reduced value: the audit of stored objects rebuilds the inventory, and
+// judges the cross-object rules again, only when an entry changes.
+func (e InventoryEntry) Same(o InventoryEntry) bool {
+	return e.kind == o.kind && e.name == o.name && e.nodeClass == o.nodeClass && e.text == o.text
 }
 
 // InventoryBuilder indexes the objects of one input for the cross-object
@@ -199,8 +208,10 @@ func (b *InventoryBuilder) Build() *Inventory {
 }
 
 // EvaluateCrossObject runs the enabled cross-object rules on a subject at
-// the CI enforcement point, as of now (zero: the engine's clock).
-func (e *Engine) EvaluateCrossObject(ctx context.Context, s *Subject, inventory *Inventory, now time.Time) (*Result, error) {
+// an enforcement point (lint's CI; admission for the audit of stored
+// objects, the one place admission has every object), as of now (zero:
+// the engine's clock).
+func (e *Engine) EvaluateCrossObject(ctx context.Context, s *Subject, inventory *Inventory, now time.Time, point config.EnforcementPoint) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -211,7 +222,7 @@ func (e *Engine) EvaluateCrossObject(ctx context.Context, s *Subject, inventory 
 	in := ast.NewObject(
 		ast.Item(ast.StringTerm("object"), ast.NewTerm(object)),
 		ast.Item(ast.StringTerm("operation"), ast.StringTerm("")),
-		ast.Item(ast.StringTerm("enforcementPoint"), ast.StringTerm(string(config.CI))),
+		ast.Item(ast.StringTerm("enforcementPoint"), ast.StringTerm(string(point))),
 		ast.Item(ast.StringTerm("production"), ast.BooleanTerm(s.production)),
 		ast.Item(ast.StringTerm("inventory"), ast.NewTerm(inventory.value)),
 	)
@@ -222,7 +233,7 @@ func (e *Engine) EvaluateCrossObject(ctx context.Context, s *Subject, inventory 
 	if err != nil {
 		return nil, err
 	}
-	return e.result(vs, config.CI, s.waivers)
+	return e.result(vs, point, s.waivers)
 }
 
 // project keeps only the given field paths of object. A value on a path

@@ -56,6 +56,10 @@ const (
 	// evaluate the whole set the validating webhook evaluates right after.
 	selectMutations         = "mutations"
 	selectMutationsOnUpdate = "mutationsOnUpdate"
+	// selectStored is what the audit of stored objects evaluates besides
+	// the groups and the cross-object rules: the rules that can judge an
+	// object nobody is writing (Rule.JudgesStoredObjects).
+	selectStored = "stored"
 )
 
 // selectionFor is the selection Evaluate runs for req (besides the
@@ -68,6 +72,8 @@ func selectionFor(req Request) string {
 		return selectMutationsOnUpdate
 	case req.MutationsOnly:
 		return selectMutations
+	case req.Stored:
+		return selectStored
 	case req.SkipCrossObject:
 		return selectSingleObject // lint: there is no UPDATE offline
 	case update:
@@ -87,15 +93,17 @@ func selections(groups []*memo.Group) map[string]func(Rule) bool {
 	// Mutation rules run only through the mutation selections and groups:
 	// lint and the validating webhook have nothing to do with a patch.
 	validating := func(r Rule) bool { return !r.Mutates && r.group == "" && !r.ReportsSchema() }
+	single := func(r Rule) bool { return validating(r) && !r.crossObject }
 	mutating := func(r Rule) bool { return r.Mutates && r.group == "" }
 	s := map[string]func(Rule) bool{
 		selectAll:               func(r Rule) bool { return validating(r) && r.Judges(Create) },
 		selectAllOnUpdate:       func(r Rule) bool { return validating(r) && r.Judges(Update) },
-		selectSingleObject:      func(r Rule) bool { return validating(r) && !r.crossObject && r.Judges(Create) },
+		selectSingleObject:      func(r Rule) bool { return single(r) && r.Judges(Create) },
 		selectCrossObject:       func(r Rule) bool { return !r.Mutates && r.crossObject && r.Judges(Create) },
 		selectSchema:            func(r Rule) bool { return !r.Mutates && r.ReportsSchema() && r.Judges(Create) },
 		selectMutations:         func(r Rule) bool { return mutating(r) && r.Judges(Create) },
 		selectMutationsOnUpdate: func(r Rule) bool { return mutating(r) && r.Judges(Update) },
+		selectStored:            func(r Rule) bool { return single(r) && r.JudgesStoredObjects() },
 	}
 	for _, g := range groups {
 		s[g.ID] = func(r Rule) bool { return r.group == g.ID }
@@ -113,7 +121,7 @@ func prepareQueries(ctx context.Context, compiler *ast.Compiler, store storage.S
 		return prepared, nil
 	}
 	qs := queries{selections: map[string]rego.PreparedEvalQuery{}}
-	for _, name := range []string{selectAll, selectAllOnUpdate, selectSingleObject, selectCrossObject, selectSchema, selectMutations, selectMutationsOnUpdate} {
+	for _, name := range []string{selectAll, selectAllOnUpdate, selectSingleObject, selectCrossObject, selectSchema, selectMutations, selectMutationsOnUpdate, selectStored} {
 		q, err := prepare(findingsQuery(name))
 		if err != nil {
 			return qs, err
@@ -168,7 +176,7 @@ func newStore(set *policySet, cfg *config.Config, groups []*memo.Group, judged r
 	data["karpgate"] = map[string]any{
 		"config":    cfgJSON,
 		"karpenter": judged.Data(),
-		"engine":    map[string]any{"dispatch": dispatch, "rule_ids": ids},
+		"engine":    map[string]any{"dispatch": dispatch, "rule_ids": ids, "unwaivable": unwaivable(set.catalog, cfg.Waivable)},
 	}
 	return inmem.NewFromObjectWithOpts(data, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true)), selected, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/karpgate/karpgate/policies/budgetfuncs"
 	"github.com/karpgate/karpgate/policies/memo"
 	"github.com/karpgate/karpgate/policies/sandbox"
+	"github.com/karpgate/karpgate/policies/waiver"
 )
 
 // Options configure an Engine.
@@ -66,6 +67,11 @@ type Engine struct {
 	groups    []*memo.Group
 	groupRuns *memo.Memo[[]rawViolation]
 	limits    sandbox.Limits
+	// storedRules and crossKinds answer StoredObjectRules and
+	// HasCrossObjectRules, which callers ask once per object, by point and
+	// kind.
+	storedRules map[config.EnforcementPoint]map[string][]Rule
+	crossKinds  map[config.EnforcementPoint]map[string]bool
 }
 
 // New loads, checks and compiles the built-in rules with the user's
@@ -79,7 +85,8 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cfg.CheckRuleIDs(func(id string) bool { _, ok := set.catalog.Lookup(id); return ok }); err != nil {
+	lookup := set.catalog.Lookup
+	if err := cfg.CheckRuleIDs(func(id string) bool { _, ok := lookup(id); return ok }, func(id string) bool { r, _ := lookup(id); return r.Waivable }); err != nil {
 		return nil, err
 	}
 	if err := checkPatchesDeclared(set.modules, set.catalog); err != nil {
@@ -117,6 +124,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	for _, r := range set.catalog {
 		e.byKey[r.key] = r
 	}
+	e.indexByKind()
 	if err := e.checkCost(ctx); err != nil {
 		return nil, err
 	}
@@ -168,6 +176,35 @@ func checkPatchesDeclared(modules map[string]*ast.Module, catalog Catalog) error
 // Catalog returns every rule, built-in and user, ordered by ID.
 func (e *Engine) Catalog() Catalog { return e.catalog }
 
+// StoredObjectRules are the enabled rules that judge a stored object of
+// kind at point (see Rule.JudgesStoredObjects), ordered by ID: what the
+// audit of stored objects reports as passed when they find nothing.
+func (e *Engine) StoredObjectRules(kind string, point config.EnforcementPoint) []Rule {
+	return e.storedRules[point][kind]
+}
+
+func (e *Engine) indexByKind() {
+	e.storedRules = map[config.EnforcementPoint]map[string][]Rule{}
+	e.crossKinds = map[config.EnforcementPoint]map[string]bool{}
+	for _, point := range config.EnforcementPoints {
+		e.storedRules[point] = map[string][]Rule{}
+		e.crossKinds[point] = map[string]bool{}
+		for _, k := range karpenter.Kinds {
+			for _, r := range e.catalog {
+				if !e.cfg.Enabled(r.ID) || !r.AppliesTo(k.Kind) || !r.RunsAt(point) {
+					continue
+				}
+				if r.JudgesStoredObjects() {
+					e.storedRules[point][k.Kind] = append(e.storedRules[point][k.Kind], r)
+				}
+				if r.crossObject && !r.Mutates {
+					e.crossKinds[point][k.Kind] = true
+				}
+			}
+		}
+	}
+}
+
 // Config returns the configuration the engine was built with.
 func (e *Engine) Config() *config.Config { return e.cfg }
 
@@ -193,11 +230,11 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	if point == "" {
 		point = config.CI
 	}
-	in := e.newEvalInput(req, point)
 	now := req.Now
 	if now.IsZero() {
 		now = e.now()
 	}
+	in := e.newEvalInput(req, point, now)
 	ref := objectRef(req.Object)
 	kind, _ := req.Object["kind"].(string)
 	selection := selectionFor(req)
@@ -221,7 +258,7 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (*Result, error) {
 		}
 		vs = append(vs, groupVs...)
 	}
-	return e.result(vs, point, waiversOf(req.Object))
+	return e.result(vs, point, in.waivers)
 }
 
 // rawViolation is one member of a rule's violation set, as evaluated.
@@ -245,7 +282,7 @@ func (e *Engine) violations(ctx context.Context, query rego.PreparedEvalQuery, i
 }
 
 // result turns violations into findings, with the object's waivers applied.
-func (e *Engine) result(vs []rawViolation, point config.EnforcementPoint, waivers map[string]string) (*Result, error) {
+func (e *Engine) result(vs []rawViolation, point config.EnforcementPoint, waivers []waiver.Waiver) (*Result, error) {
 	res := &Result{}
 	for _, v := range vs {
 		rule, ok := e.byKey[v.key]
@@ -256,8 +293,8 @@ func (e *Engine) result(vs []rawViolation, point config.EnforcementPoint, waiver
 		if err != nil {
 			return nil, err
 		}
-		if reason, waived := waivers[rule.ID]; waived && rule.Waivable {
-			f.Waived, f.WaiverReason = true, reason
+		if w, waived := e.waiverFor(rule, waivers); waived {
+			f.Waived, f.WaiverReason, f.WaiverUntil, f.WaiverSetBy = true, w.Reason, w.Until, w.SetBy
 			res.Waived = append(res.Waived, f)
 			continue
 		}
@@ -341,5 +378,5 @@ func (e *Engine) ReportSchema(ctx context.Context, object map[string]any, vs []S
 	if err != nil {
 		return nil, err
 	}
-	return e.result(found, config.CI, waiversOf(object))
+	return e.result(found, config.CI, readWaivers(object, e.now()))
 }

@@ -2,6 +2,7 @@ package policies
 
 import (
 	"strings"
+	"time"
 
 	"github.com/karpgate/karpgate/config"
 )
@@ -23,6 +24,11 @@ type Finding struct {
 	// karpgate.io/waive-<rule> annotation; they never deny.
 	Waived       bool   `json:"waived,omitempty"`
 	WaiverReason string `json:"waiverReason,omitempty"`
+	// WaiverUntil is when the waiver stops applying, nil when it does not
+	// expire; WaiverSetBy who added or last changed it, as karpgate
+	// recorded at admission ("" when unknown).
+	WaiverUntil *time.Time `json:"waiverUntil,omitempty"`
+	WaiverSetBy string     `json:"waiverSetBy,omitempty"`
 	// Patch is what a mutation rule would change: RFC 6902 operations on
 	// the object. Reserved for the admission webhook's mutating handler;
 	// lint only reports it.
@@ -71,6 +77,10 @@ func (r *Result) Denials() []Finding { return r.withAction(config.Deny) }
 
 // Warnings returns the active findings that warn.
 func (r *Result) Warnings() []Finding { return r.withAction(config.Warn) }
+
+// Audits returns the active findings whose action is audit: recorded, never
+// shown to the writer of the object, never failing anything.
+func (r *Result) Audits() []Finding { return r.withAction(config.Audit) }
 
 func (r *Result) withAction(a config.Action) []Finding {
 	var out []Finding

@@ -154,7 +154,7 @@ spec: {template: "nor this"}
 				if err != nil {
 					t.Fatal(err)
 				}
-				cross, err := e.EvaluateCrossObject(ctx, subject, reducedInventory, time.Time{})
+				cross, err := e.EvaluateCrossObject(ctx, subject, reducedInventory, time.Time{}, config.CI)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -2,10 +2,12 @@ package policies
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
 	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/policies/waiver"
 )
 
 // evalInput is a request's input document two ways: as the Go values the
@@ -19,6 +21,8 @@ type evalInput struct {
 	// goInput has the fields of the Rego input the memoized rules may read
 	// (see footprint.memoizable), under the same names.
 	goInput map[string]any
+	// waivers are the object's waivers as of the evaluation's instant.
+	waivers []waiver.Waiver
 
 	converted bool
 	input     ast.Object
@@ -26,17 +30,30 @@ type evalInput struct {
 	err       error
 }
 
-func (e *Engine) newEvalInput(req Request, point config.EnforcementPoint) *evalInput {
-	in := &evalInput{e: e, req: req, point: point, goInput: map[string]any{
+func (e *Engine) newEvalInput(req Request, point config.EnforcementPoint, now time.Time) *evalInput {
+	in := &evalInput{e: e, req: req, point: point, waivers: readWaivers(req.Object, now)}
+	in.goInput = map[string]any{
 		"object":           req.Object,
 		"operation":        string(req.Operation),
 		"enforcementPoint": string(point),
 		"production":       e.cfg.IsProduction(req.Object),
-	}}
+		"waivers":          waiversInput(in.waivers, changedWaivers(req)),
+	}
 	if req.OldObject != nil {
 		in.goInput["oldObject"] = req.OldObject
 	}
+	if req.UserInfo != nil {
+		in.goInput["userInfo"] = userInfoInput(req.UserInfo)
+	}
 	return in
+}
+
+func userInfoInput(u *UserInfo) map[string]any {
+	groups := make([]any, len(u.Groups))
+	for i, g := range u.Groups {
+		groups[i] = g
+	}
+	return map[string]any{"username": u.Username, "groups": groups}
 }
 
 // rego is the input converted to Rego's representation, and the object in
@@ -45,8 +62,28 @@ func (in *evalInput) rego() (ast.Object, ast.Value, error) {
 	if !in.converted {
 		in.converted = true
 		in.input, in.object, in.err = in.e.inputOf(in.req, in.point, in.goInput["production"].(bool))
+		if in.err == nil {
+			in.err = insertGo(in.input, in.goInput, "waivers", "userInfo")
+		}
 	}
 	return in.input, in.object, in.err
+}
+
+// insertGo adds the named Go values of goInput, where present, to the Rego
+// input.
+func insertGo(in ast.Object, goInput map[string]any, keys ...string) error {
+	for _, k := range keys {
+		v, ok := goInput[k]
+		if !ok {
+			continue
+		}
+		value, err := ast.InterfaceToValue(v)
+		if err != nil {
+			return fmt.Errorf("input.%s: %w", k, err)
+		}
+		in.Insert(ast.StringTerm(k), ast.NewTerm(value))
+	}
+	return nil
 }
 
 // input is the input document of a request, and the object in it.

@@ -36,6 +36,11 @@ type Request struct {
 	// Inventory holds the other objects of an offline input for rules that
 	// look across objects; nil at admission, where those rules stay quiet.
 	Inventory *Inventory
+	// Stored judges an object nobody is writing, for the audit of stored
+	// objects: the cross-object rules and the rules about a request are
+	// left out (see Rule.JudgesStoredObjects); the audit evaluates the
+	// former with EvaluateCrossObject.
+	Stored bool
 	// SkipCrossObject leaves out the rules that read input.inventory: lint
 	// evaluates them with EvaluateCrossObject once the whole input is read.
 	SkipCrossObject bool
@@ -43,6 +48,15 @@ type Request struct {
 	// zero means the engine's clock. A lint run judges every object as of
 	// one instant.
 	Now time.Time
+	// UserInfo is who makes an admission request, as the API server
+	// authenticated them; nil offline. Rules see it as input.userInfo.
+	UserInfo *UserInfo
+}
+
+// UserInfo is the user of an admission request.
+type UserInfo struct {
+	Username string   `json:"username"`
+	Groups   []string `json:"groups"`
 }
 
 // SchemaViolation is one reason the API server would refuse the object,

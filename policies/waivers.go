@@ -1,27 +1,80 @@
 package policies
 
 import (
-	"strings"
+	"time"
 
-	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/policies/waiver"
 )
 
-// waiversOf returns the rule IDs an object waives with a reason. A waiver
-// with an empty reason waives nothing; rule KG001 reports it instead.
-func waiversOf(object map[string]any) map[string]string {
-	metadata, _ := object["metadata"].(map[string]any)
-	annotations, _ := metadata["annotations"].(map[string]any)
-	var out map[string]string
-	for key, value := range annotations {
-		id, ok := strings.CutPrefix(key, karpenter.WaiverAnnotationPrefix)
-		reason, _ := value.(string)
-		if !ok || strings.TrimSpace(reason) == "" {
-			continue
+// readWaivers reads an object's waivers as of now; see package waiver.
+func readWaivers(object map[string]any, now time.Time) []waiver.Waiver {
+	return waiver.Read(object, now)
+}
+
+// waiversInput is input.waivers: each waiver annotation as package waiver
+// reads it, for the rules about waivers (KG001, KG003 to KG006), and
+// whether the request adds or changes it (changed: false offline and in
+// the audit of stored objects, where nothing is being written).
+func waiversInput(ws []waiver.Waiver, changed map[string]bool) []any {
+	out := make([]any, 0, len(ws))
+	for _, w := range ws {
+		v := map[string]any{
+			"rule":       w.Rule,
+			"annotation": w.Annotation,
+			"reason":     w.Reason,
+			"expired":    w.Expired,
+			"changed":    changed[w.Annotation],
 		}
-		if out == nil {
-			out = map[string]string{}
+		if w.Until != nil {
+			v["until"] = w.Until.UTC().Format(time.RFC3339)
 		}
-		out[id] = strings.TrimSpace(reason)
+		if w.UntilProblem != "" {
+			v["untilProblem"] = w.UntilProblem
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// changedWaivers are the waiver annotations a request adds or changes:
+// every one on a CREATE, those that differ from the old object's on an
+// UPDATE, none offline.
+func changedWaivers(req Request) map[string]bool {
+	switch req.Operation {
+	case Create:
+		return waiver.Changed(req.Object, nil)
+	case Update:
+		return waiver.Changed(req.Object, req.OldObject)
+	}
+	return nil
+}
+
+// waiverFor returns the active waiver of a rule, if the object has one and
+// the rule may be waived: its METADATA allows it and karpgate.yaml does
+// not forbid it.
+func (e *Engine) waiverFor(rule Rule, ws []waiver.Waiver) (waiver.Waiver, bool) {
+	if !rule.Waivable || !e.cfg.Waivable(rule.ID) {
+		return waiver.Waiver{}, false
+	}
+	for _, w := range ws {
+		if w.Rule == rule.ID {
+			return w, w.Active()
+		}
+	}
+	return waiver.Waiver{}, false
+}
+
+// unwaivable is data.karpgate.engine.unwaivable: the rules no annotation
+// can waive, each with why, for KG005.
+func unwaivable(catalog Catalog, cfgWaivable func(string) bool) map[string]any {
+	out := map[string]any{}
+	for _, r := range catalog {
+		switch {
+		case !r.Waivable:
+			out[r.ID] = "it judges waivers themselves"
+		case !cfgWaivable(r.ID):
+			out[r.ID] = "karpgate.yaml sets rules." + r.ID + ".waivable to false"
+		}
 	}
 	return out
 }

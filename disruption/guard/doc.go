@@ -16,4 +16,10 @@
 // always survives. Every write is a merge patch carrying the resourceVersion
 // it was computed from, so a concurrent edit makes it fail and be recomputed
 // instead of overwriting the edit.
+//
+// A hold lasts until it is resumed, whoever writes the NodePool meanwhile:
+// the mutating webhook asks Keep on every write and puts the budget and its
+// record back when the write would drop them (a GitOps controller applying
+// the NodePool from Git). A resume is a write that sets the annotation
+// karpgate.io/rollout-guard-resumed to a new instant, as Lift does.
 package guard

@@ -97,8 +97,8 @@ func Lift(np *unstructured.Unstructured, now time.Time) (Outcome, *Marker, error
 			return "", m, err
 		}
 	case indexOf(budgets, m.Budget) >= 0:
-		return "", m, fmt.Errorf("NodePool %s: %w: spec.disruption.budgets[%d] is no longer karpgate's budget %s, but spec.disruption.budgets[%d] has the same value and may be yours; karpgate changes nothing: delete the budget you no longer want and the annotation %s by hand",
-			np.GetName(), ErrAmbiguous, m.Index, compact(m.Budget), indexOf(budgets, m.Budget), karpenter.RolloutGuardAnnotation)
+		return "", m, fmt.Errorf("NodePool %s: %w: spec.disruption.budgets[%d] is no longer karpgate's budget %s, but spec.disruption.budgets[%d] has the same value and may be yours; karpgate changes nothing: in one edit, delete the budget you no longer want and the annotation %s, and set the annotation %s to the current time (RFC 3339), which tells karpgate's webhook the hold is over",
+			np.GetName(), ErrAmbiguous, m.Index, compact(m.Budget), indexOf(budgets, m.Budget), karpenter.RolloutGuardAnnotation, karpenter.RolloutGuardResumedAnnotation)
 	}
 	annotations := np.GetAnnotations()
 	delete(annotations, karpenter.RolloutGuardAnnotation)

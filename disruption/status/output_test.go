@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,5 +155,47 @@ func TestTrimmingDoesNotChangeTheStatus(t *testing.T) {
 	p := ComputeAll(full, at).NodePools[0]
 	if p.Nodes != 1 || p.Disrupting != 1 || p.Drift.Total != 1 || p.DoNotDisruptDrifted != 1 || p.DriftBlockedByPods != 1 {
 		t.Errorf("fixture status = %+v; the fixtures no longer exercise what this test is for", p)
+	}
+}
+
+// TestAuditColumn: the AUDIT column appears once the audit's reports were
+// read, sums a NodePool's objects' reports, and a deny finding gets a note.
+func TestAuditColumn(t *testing.T) {
+	now := time.Date(2026, 1, 5, 8, 30, 0, 0, time.UTC)
+	np := func(name, class string) *state.NodePool {
+		p := &state.NodePool{}
+		p.Name = name
+		p.Spec.Template.Spec.NodeClassRef = state.NodeClassRef{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: class}
+		return p
+	}
+	claim := &state.NodeClaim{}
+	claim.Name, claim.Labels = "web-1", map[string]string{"karpenter.sh/nodepool": "web"}
+	snap := state.Snapshot{NodePools: []*state.NodePool{np("web", "shared"), np("batch", "shared"), np("new", "none")}, NodeClaims: []*state.NodeClaim{claim}}
+	r := ComputeAll(snap, now)
+	var without strings.Builder
+	if err := WriteTable(&without, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(without.String(), "AUDIT") {
+		t.Fatalf("the column without reports:\n%s", without.String())
+	}
+	AddAudit(&r, snap, map[ObjectRef]Audit{
+		{"NodePool", "web"}:        {Warn: 1},
+		{"NodeClaim", "web-1"}:     {Fail: 1},
+		{"EC2NodeClass", "shared"}: {Skip: 1},
+		{"NodePool", "batch"}:      {},
+	})
+	var b strings.Builder
+	if err := WriteTable(&b, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"NEXT CHANGE", "AUDIT\n", "fail=1 warn=1\n", "pass\n", "-\n",
+		"web: the audit of stored objects finds 1 finding(s) karpgate's rules deny on it, its NodeClaims or its EC2NodeClass"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	if a := r.NodePools[2].Audit; r.NodePools[2].Name != "web" || a.Reports != 3 || a.Skip != 1 {
+		t.Errorf("web's audit: %+v", r.NodePools)
 	}
 }

@@ -46,6 +46,10 @@ type NodePool struct {
 	WillDrift drift.AMIOutlook `json:"willDrift"`
 
 	Guard Guard `json:"guard"`
+
+	// Audit is what the audit of stored objects reports about the
+	// NodePool's objects; nil when the reports were not read.
+	Audit *Audit `json:"audit,omitempty"`
 }
 
 // Budget is one budget as written, whether it is active now, and what is

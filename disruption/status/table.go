@@ -20,10 +20,19 @@ func WriteTable(w io.Writer, r Report, loc *time.Location) error {
 		loc = time.UTC
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODEPOOL\tNODES\tDISRUPTING\tDRIFTED\tWILL-DRIFT\tALLOWED NOW\tNEXT CHANGE")
+	withAudit := audited(r)
+	header := "NODEPOOL\tNODES\tDISRUPTING\tDRIFTED\tWILL-DRIFT\tALLOWED NOW\tNEXT CHANGE"
+	if withAudit {
+		header += "\tAUDIT"
+	}
+	fmt.Fprintln(tw, header)
 	for _, p := range r.NodePools {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\t%s\n", p.Name, p.Nodes, p.Disrupting,
+		row := fmt.Sprintf("%s\t%d\t%d\t%s\t%d\t%s\t%s", p.Name, p.Nodes, p.Disrupting,
 			driftCell(p, r.At), len(p.WillDrift.Pending), allowedCell(p), nextChangeCell(p, r.At, loc))
+		if withAudit {
+			row += "\t" + auditCell(p)
+		}
+		fmt.Fprintln(tw, row)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -106,6 +115,10 @@ func notesFor(p NodePool) []string {
 		}
 		notes = append(notes, fmt.Sprintf("%s: %d drifted node(s) run pods that block eviction (karpenter.sh/do-not-disrupt, or a PodDisruptionBudget that allows 0): %s; `karpgate explain node/NAME` names them",
 			p.Name, p.DriftBlockedByPods, names))
+	}
+	if p.Audit != nil && p.Audit.Fail > 0 {
+		notes = append(notes, fmt.Sprintf("%s: the audit of stored objects finds %d finding(s) karpgate's rules deny on it, its NodeClaims or its EC2NodeClass: `kubectl get clusterreports -l app.kubernetes.io/managed-by=karpgate` lists them",
+			p.Name, p.Audit.Fail))
 	}
 	for _, u := range p.WillDrift.Undecided {
 		notes = append(notes, fmt.Sprintf("%s: cannot tell whether NodeClaim %s will drift: %s", p.Name, u.NodeClaim, u.Why))

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/karpgate/karpgate/install"
@@ -20,6 +21,9 @@ func Generate() (Tree, error) {
 	}
 	for p, data := range chart {
 		tree[p] = data
+	}
+	if err := addOpenReports(context.Background(), tree); err != nil {
+		return nil, err
 	}
 	board, err := dashboard.JSON()
 	if err != nil {

@@ -50,6 +50,9 @@ func chartHoles() []hole {
 		{kind: "Deployment", path: at(container, "args", "--controller="), inline: `"--controller={{ .Values.controller.enabled }}"`},
 		{kind: "Deployment", path: at(container, "args", "--rollout-guard="), inline: `"--rollout-guard={{ .Values.controller.rolloutGuard }}"`},
 		{kind: "Deployment", path: at(container, "args", "--rollout-guard-freeze-after="), inline: `"--rollout-guard-freeze-after={{ .Values.controller.rolloutGuardFreezeAfter }}"`},
+		{kind: "Deployment", path: at(container, "args", "--audit="), inline: `"--audit={{ .Values.audit.enabled }}"`},
+		{kind: "Deployment", path: at(container, "args", "--audit-reports="), inline: `"--audit-reports={{ .Values.audit.reports }}"`},
+		{kind: "Deployment", path: at(container, "args", "--audit-interval="), inline: `"--audit-interval={{ .Values.audit.interval }}"`},
 		{kind: "Deployment", path: at(container, "args", "--environment="), when: ".Values.environment"},
 		// Four fifths of the shorter webhook timeout (deploy.RequestTimeoutFor),
 		// so karpgate answers before the API server gives up.

@@ -18,7 +18,7 @@ type Tree map[string][]byte
 
 // Roots are the folders a Tree owns completely: Write removes any other file
 // in them, and Diff reports it.
-var Roots = []string{"base", "overlays/cert-manager", "charts/karpgate", MonitoringComponent, MonitoringOverlay, DashboardsDir}
+var Roots = []string{"base", "overlays/cert-manager", "charts/karpgate", MonitoringComponent, MonitoringOverlay, OpenReportsComponent, DashboardsDir}
 
 // Paths lists the tree's files in order.
 func (t Tree) Paths() []string {

@@ -26,6 +26,7 @@ type Values struct {
 	Webhooks      WebhooksValues              `json:"webhooks"`
 	Environment   string                      `json:"environment"`
 	Controller    ControllerValues            `json:"controller"`
+	Audit         install.AuditOptions        `json:"audit"`
 	CertManager   EnabledValue                `json:"certManager"`
 	CABundle      string                      `json:"caBundle"`
 	Config        string                      `json:"config"`
@@ -88,6 +89,7 @@ func valuesFrom(opts install.Options) (Values, error) {
 		Webhooks:    WebhooksValues{Validating: webhook(opts.Validating), Mutating: webhook(opts.Mutating)},
 		Environment: opts.Environment,
 		Controller:  ControllerValues{Enabled: opts.Controller, RolloutGuard: opts.RolloutGuard, RolloutGuardFreezeAfter: opts.RolloutGuardFreezeAfter},
+		Audit:       opts.Audit,
 		CertManager: EnabledValue{Enabled: opts.CertManager},
 		Config:      opts.Config,
 		Monitoring:  opts.Monitoring,
@@ -134,16 +136,21 @@ func valueDocs() map[string]valueDoc {
 		"controller.rolloutGuard":            {comment: "Hold a drift rollout whose new nodes do not become Ready, by adding a budget\n{nodes: \"0\", reasons: [Drifted]} to the NodePool; karpgate resume NODEPOOL lifts it."},
 		"controller.rolloutGuardFreezeAfter": {"When the rollout guard holds this many NodePools at once, freeze drift in every\nNodePool (as karpgate freeze --all does); karpgate resume --all lifts it. 0: never.",
 			func(s *Schema) { s.Minimum = num(0) }},
-		"certManager":                                    {comment: "cert-manager issues the serving certificate (Secret " + deploy.CertSecretName + ") from a CA of its own and\ninjects the CA into the webhook configurations. Without it, create Secret\n" + deploy.CertSecretName + " (tls.crt, tls.key) yourself and set caBundle."},
-		"certManager.enabled":                            {comment: "Needs cert-manager's CRDs and controller in the cluster."},
-		"caBundle":                                       {comment: "Base64 PEM of the CA that signed Secret " + deploy.CertSecretName + "; only used when certManager.enabled is false."},
-		"config":                                         {comment: "karpgate.yaml, mounted read-only at " + deploy.ConfigPath + "."},
-		"monitoring":                                     {comment: "Prometheus and Grafana. The ServiceMonitor and PrometheusRule need the\nprometheus-operator CRDs (monitoring.coreos.com). Metrics are served over " + strings.ToUpper(deploy.MetricsScheme) + "\nto callers allowed GET on " + deploy.MetricsPath + " (ClusterRole " + deploy.MetricsReaderClusterRole + ")."},
-		"monitoring.scrapeAnnotations":                   {comment: "prometheus.io/scrape, /scheme, /port and /path on Service " + deploy.MetricsServiceName + ", for\nPrometheus set-ups that find targets by annotation."},
-		"monitoring.serviceMonitor":                      {comment: "A ServiceMonitor for Service " + deploy.MetricsServiceName + ": HTTPS, Prometheus's own service account\ntoken, the CA from Secret " + deploy.CertSecretName + " (cert-manager writes ca.crt there)."},
-		"monitoring.serviceMonitor.enabled":              {comment: "Render the ServiceMonitor."},
-		"monitoring.serviceMonitor.interval":             duration("Time between scrapes, a Prometheus duration."),
-		"monitoring.serviceMonitor.labels":               labels("ServiceMonitor, for a Prometheus whose serviceMonitorSelector\nwants some (release: kube-prometheus-stack, for example)"),
+		"audit":                              {comment: "The audit of stored objects (karpgate serve --audit, with the loop): every stored\nNodePool, NodeClaim and EC2NodeClass judged by the current rules, into OpenReports\nClusterReports, metrics and Events (docs/audit.md)."},
+		"audit.enabled":                      {comment: "Run the audit (needs controller.enabled)."},
+		"audit.reports":                      {comment: "Write one ClusterReport (openreports.io/v1alpha1) per object, when the CRDs are installed."},
+		"audit.installReportCRDs":            {comment: "Install the openreports.io Report and ClusterReport CRDs with karpgate (kept on\nuninstall). Leave it false when Kyverno, Policy Reporter or another tool installs them."},
+		"audit.interval":                     {"Time between full audits besides those a reload starts (a Go duration).", func(s *Schema) { s.Pattern = goDuration }},
+		"certManager":                        {comment: "cert-manager issues the serving certificate (Secret " + deploy.CertSecretName + ") from a CA of its own and\ninjects the CA into the webhook configurations. Without it, create Secret\n" + deploy.CertSecretName + " (tls.crt, tls.key) yourself and set caBundle."},
+		"certManager.enabled":                {comment: "Needs cert-manager's CRDs and controller in the cluster."},
+		"caBundle":                           {comment: "Base64 PEM of the CA that signed Secret " + deploy.CertSecretName + "; only used when certManager.enabled is false."},
+		"config":                             {comment: "karpgate.yaml, mounted read-only at " + deploy.ConfigPath + "."},
+		"monitoring":                         {comment: "Prometheus and Grafana. The ServiceMonitor and PrometheusRule need the\nprometheus-operator CRDs (monitoring.coreos.com). Metrics are served over " + strings.ToUpper(deploy.MetricsScheme) + "\nto callers allowed GET on " + deploy.MetricsPath + " (ClusterRole " + deploy.MetricsReaderClusterRole + ")."},
+		"monitoring.scrapeAnnotations":       {comment: "prometheus.io/scrape, /scheme, /port and /path on Service " + deploy.MetricsServiceName + ", for\nPrometheus set-ups that find targets by annotation."},
+		"monitoring.serviceMonitor":          {comment: "A ServiceMonitor for Service " + deploy.MetricsServiceName + ": HTTPS, Prometheus's own service account\ntoken, the CA from Secret " + deploy.CertSecretName + " (cert-manager writes ca.crt there)."},
+		"monitoring.serviceMonitor.enabled":  {comment: "Render the ServiceMonitor."},
+		"monitoring.serviceMonitor.interval": duration("Time between scrapes, a Prometheus duration."),
+		"monitoring.serviceMonitor.labels":   labels("ServiceMonitor, for a Prometheus whose serviceMonitorSelector\nwants some (release: kube-prometheus-stack, for example)"),
 		"monitoring.serviceMonitor.insecureSkipVerify":   {comment: "Scrape without checking the serving certificate: only for a Secret " + deploy.CertSecretName + "\nwithout ca.crt. The token is then sent to whoever answers on the pod's address."},
 		"monitoring.prometheusServiceAccount":            {comment: "When name is set, bind this service account (Prometheus's) to ClusterRole\n" + deploy.MetricsReaderClusterRole + ", which may GET " + deploy.MetricsPath + ", however Prometheus finds karpgate."},
 		"monitoring.prometheusServiceAccount.name":       {comment: "prometheus-k8s in kube-prometheus, for example."},
@@ -172,6 +179,9 @@ func valueDocs() map[string]valueDoc {
 			func(s *Schema) { s.MinItems = intp(1); s.Items.MinLength = intp(1) }},
 	}
 }
+
+// goDuration is time.ParseDuration's syntax for a positive duration.
+const goDuration = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 
 // prometheusDuration is model.ParseDuration's syntax, not empty.
 const prometheusDuration = `^(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?$`

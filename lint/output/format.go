@@ -16,6 +16,9 @@ type Options struct {
 	Color bool
 	// ToolVersion is karpgate's version, written where a format records it.
 	ToolVersion string
+	// Audit shows findings whose action is audit in the formats people
+	// read (`karpgate audit`); lint leaves them to json and sarif.
+	Audit bool
 }
 
 // Writer renders a report.
@@ -85,4 +88,19 @@ func level(a config.Action, deny, warn string) string {
 		return deny
 	}
 	return warn
+}
+
+// shown drops findings whose action is audit unless opts.Audit: formats
+// people read and CI systems annotate show them only in `karpgate audit`.
+func shown(fs []lint.Located, opts Options) []lint.Located {
+	if opts.Audit {
+		return fs
+	}
+	out := fs[:0:0]
+	for _, f := range fs {
+		if f.Action != config.Audit {
+			out = append(out, f)
+		}
+	}
+	return out
 }

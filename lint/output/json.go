@@ -3,6 +3,7 @@ package output
 import (
 	"encoding/json"
 	"io"
+	"time"
 
 	"github.com/karpgate/karpgate/internal/manifest"
 	"github.com/karpgate/karpgate/lint"
@@ -25,7 +26,11 @@ type jsonFinding struct {
 	Path         string `json:"path"`
 	Fix          string `json:"fix,omitempty"`
 	WaiverReason string `json:"waiverReason,omitempty"`
-	Patch        any    `json:"patch,omitempty"`
+	// WaiverUntil (RFC 3339) and WaiverSetBy: the waiver's expiry and who
+	// set it, when known.
+	WaiverUntil string `json:"waiverUntil,omitempty"`
+	WaiverSetBy string `json:"waiverSetBy,omitempty"`
+	Patch       any    `json:"patch,omitempty"`
 }
 
 type jsonReport struct {
@@ -71,6 +76,10 @@ func jsonFindings(fs []lint.Located) []jsonFinding {
 		if len(f.Patch) > 0 {
 			jf.Patch = f.Patch
 		}
+		if f.WaiverUntil != nil {
+			jf.WaiverUntil = f.WaiverUntil.UTC().Format(time.RFC3339)
+		}
+		jf.WaiverSetBy = f.WaiverSetBy
 		out = append(out, jf)
 	}
 	return out

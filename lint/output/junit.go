@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/junit"
 	"github.com/karpgate/karpgate/internal/manifest"
 	"github.com/karpgate/karpgate/lint"
@@ -13,7 +14,7 @@ import (
 // JUnit writes one test suite per file and one test case per Karpenter
 // object: a case fails when the object has deny findings; warnings and
 // waived findings go to the case's system-out.
-func JUnit(w io.Writer, r *lint.Report, _ Options) error {
+func JUnit(w io.Writer, r *lint.Report, opts Options) error {
 	doc := junit.Suites{Name: "karpgate lint"}
 	index := map[string]int{}
 	for _, o := range r.Objects {
@@ -27,10 +28,11 @@ func JUnit(w io.Writer, r *lint.Report, _ Options) error {
 		var denied, other []string
 		for _, f := range o.Findings {
 			line := findingLine(f)
-			if f.Action == "deny" {
+			switch {
+			case f.Action == config.Deny:
 				denied = append(denied, line)
-			} else {
-				other = append(other, "warn "+line)
+			case f.Action != config.Audit || opts.Audit:
+				other = append(other, string(f.Action)+" "+line)
 			}
 		}
 		for _, f := range o.Waived {

@@ -12,21 +12,27 @@ import (
 
 	goldenfile "github.com/karpgate/karpgate/test/golden"
 
+	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/crdschema"
 	"github.com/karpgate/karpgate/lint"
 	"github.com/karpgate/karpgate/policies"
 )
 
 // report lints testdata/input with the clock pinned and Karpenter's CRDs: a
-// production class with @latest (deny) and a waived finding whose problem
-// the CRD's own rule still refuses (deny), an invalid budget schedule
-// (deny), a window read as an allowance and a missing class (warnings), a
-// name with characters formats must escape (which the API server refuses:
-// deny), a skipped ConfigMap and a clean file.
+// production class with @latest (deny) and a waived finding (with an
+// expiry and its author) whose problem the CRD's own rule still refuses
+// (deny), an invalid budget schedule (deny), a window read as an allowance
+// (KG302, made audit here: only json and sarif show it) and a missing class
+// (a warning), a name with characters formats must escape (which the API
+// server refuses: deny), a skipped ConfigMap and a clean file.
 func report(t *testing.T) *lint.Report {
 	t.Helper()
 	now := time.Date(2024, 6, 5, 12, 0, 0, 0, time.UTC)
-	engine, err := policies.New(context.Background(), policies.Options{Now: func() time.Time { return now }})
+	cfg, err := config.Parse("karpgate.yaml", []byte("rules:\n  KG302: {severity: audit}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, err := policies.New(context.Background(), policies.Options{Config: cfg, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,15 +57,16 @@ func TestGoldenOutputs(t *testing.T) {
 	r := report(t)
 	tests := []struct {
 		format, golden string
-		color          bool
+		color, audit   bool
 	}{
-		{"text", "report.txt", false},
-		{"text", "report-color.txt", true},
-		{"json", "report.json", false},
-		{"junit", "report.xml", false},
-		{"sarif", "report.sarif", false},
-		{"github", "report.github.txt", false},
-		{"tap", "report.tap", false},
+		{"text", "report.txt", false, false},
+		{"text", "report-color.txt", true, false},
+		{"text", "report-audit.txt", false, true},
+		{"json", "report.json", false, false},
+		{"junit", "report.xml", false, false},
+		{"sarif", "report.sarif", false, false},
+		{"github", "report.github.txt", false, false},
+		{"tap", "report.tap", false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
@@ -68,7 +75,7 @@ func TestGoldenOutputs(t *testing.T) {
 				t.Fatal(err)
 			}
 			var b bytes.Buffer
-			if err := write(&b, r, Options{Color: tt.color, ToolVersion: "v0.0.0-test"}); err != nil {
+			if err := write(&b, r, Options{Color: tt.color, Audit: tt.audit, ToolVersion: "v0.0.0-test"}); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, tt.golden, b.Bytes())
@@ -97,11 +104,14 @@ func TestSARIFCarriesRuleMetadataAndSuppressions(t *testing.T) {
 		t.Fatalf("want every rule of the catalog, got %d of %d", len(run.Tool.Driver.Rules), len(r.Rules))
 	}
 	s := r.Summary()
-	if len(run.Results) != s.Deny+s.Warn+s.Waived {
-		t.Fatalf("results: got %d, want %d", len(run.Results), s.Deny+s.Warn+s.Waived)
+	if s.Audit == 0 || len(run.Results) != s.Deny+s.Warn+s.Audit+s.Waived {
+		t.Fatalf("results: got %d, want %d, with audit findings among them", len(run.Results), s.Deny+s.Warn+s.Audit+s.Waived)
 	}
-	suppressed := 0
+	suppressed, notes := 0, 0
 	for _, res := range run.Results {
+		if res.Level == "note" {
+			notes++
+		}
 		rule := run.Tool.Driver.Rules[res.RuleIndex]
 		if rule.ID != res.RuleID {
 			t.Errorf("ruleIndex %d points at %s, not %s", res.RuleIndex, rule.ID, res.RuleID)
@@ -121,6 +131,9 @@ func TestSARIFCarriesRuleMetadataAndSuppressions(t *testing.T) {
 	}
 	if suppressed != s.Waived {
 		t.Errorf("suppressed %d, waived %d", suppressed, s.Waived)
+	}
+	if notes != s.Audit {
+		t.Errorf("%d results at level note, want the %d audit findings", notes, s.Audit)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/manifest"
 	"github.com/karpgate/karpgate/lint"
 )
@@ -108,7 +109,7 @@ func SARIF(w io.Writer, r *lint.Report, opts Options) error {
 			ID:                   rule.ID,
 			Name:                 ruleName(rule.Package),
 			ShortDescription:     sarifText{Text: rule.Title},
-			DefaultConfiguration: sarifConfig{Level: level(rule.Severity, "error", "warning")},
+			DefaultConfiguration: sarifConfig{Level: sarifLevel(rule.Severity)},
 			Properties:           map[string]any{"kinds": rule.Kinds, "builtin": rule.Builtin},
 		}
 		if rule.Description != "" {
@@ -131,7 +132,7 @@ func SARIF(w io.Writer, r *lint.Report, opts Options) error {
 		res := sarifResult{
 			RuleID:    f.RuleID,
 			RuleIndex: ruleIndex[f.RuleID],
-			Level:     level(f.Action, "error", "warning"),
+			Level:     sarifLevel(f.Action),
 			Message:   sarifText{Text: msg},
 			Locations: []sarifLocation{{
 				PhysicalLocation: sarifPhysical{
@@ -183,4 +184,13 @@ func logicalName(f lint.Located) string {
 		return f.Object.Ref()
 	}
 	return f.Object.Ref() + "." + f.Path
+}
+
+// sarifLevel: deny is an error, warn a warning, audit a note (reported,
+// never failing).
+func sarifLevel(a config.Action) string {
+	if a == config.Audit {
+		return "note"
+	}
+	return level(a, "error", "warning")
 }

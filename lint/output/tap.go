@@ -8,6 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/manifest"
 	"github.com/karpgate/karpgate/lint"
 )
@@ -29,17 +30,19 @@ type tapDiagnostic struct {
 
 // TAP writes TAP version 13: one test point per Karpenter object, "not ok"
 // when it has deny findings, with its findings as a YAML diagnostic block.
-func TAP(w io.Writer, r *lint.Report, _ Options) error {
+func TAP(w io.Writer, r *lint.Report, opts Options) error {
 	b := bufio.NewWriter(w)
 	fmt.Fprintf(b, "TAP version 13\n1..%d\n", len(r.Objects))
 	for i, o := range r.Objects {
 		status := "ok"
 		var findings, waived []tapFinding
 		for _, f := range o.Findings {
-			if f.Action == "deny" {
+			if f.Action == config.Deny {
 				status = "not ok"
 			}
-			findings = append(findings, tapEntry(f))
+			if f.Action != config.Audit || opts.Audit {
+				findings = append(findings, tapEntry(f))
+			}
 		}
 		for _, f := range o.Waived {
 			e := tapEntry(f)

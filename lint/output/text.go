@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/manifest"
 	"github.com/karpgate/karpgate/lint"
+	"github.com/karpgate/karpgate/policies"
 )
 
 const (
@@ -33,7 +35,7 @@ func Text(w io.Writer, r *lint.Report, opts Options) error {
 	}
 	// Sorted and grouped once: with hundreds of files, sorting every
 	// finding again for each file is what a run would spend its time on.
-	active, waived := byFile(r.Findings()), byFile(r.WaivedFindings())
+	active, waived := byFile(shown(r.Findings(), opts)), byFile(r.WaivedFindings())
 	for _, source := range r.Sources {
 		active, waived := active[source], waived[source]
 		if len(active)+len(waived) == 0 {
@@ -42,8 +44,11 @@ func Text(w io.Writer, r *lint.Report, opts Options) error {
 		fmt.Fprintln(b, paint(ansiBold, manifest.DisplayName(source)))
 		for _, f := range active {
 			colour := ansiYellow
-			if f.Action == config.Deny {
+			switch f.Action {
+			case config.Deny:
 				colour = ansiRed
+			case config.Audit:
+				colour = ansiFaint
 			}
 			fmt.Fprintf(b, "  %-7s %s  %s  %s  %s\n", position(f.Position), paint(colour, fmt.Sprintf("%-4s", f.Action)), paint(ansiBold, f.RuleID), f.Object.Ref(), f.Path)
 			writeIndented(b, f.Message)
@@ -53,14 +58,17 @@ func Text(w io.Writer, r *lint.Report, opts Options) error {
 		}
 		for _, f := range waived {
 			fmt.Fprintf(b, "  %-7s %s  %s  %s  %s\n", position(f.Position), paint(ansiFaint, "waived"), f.RuleID, f.Object.Ref(), f.Path)
-			writeIndented(b, paint(ansiFaint, "reason: "+f.WaiverReason))
+			writeIndented(b, paint(ansiFaint, "reason: "+waiverLine(f.Finding.Finding)))
 		}
 		fmt.Fprintln(b)
 	}
 	s := r.Summary()
 	verdict := paint(ansiGreen, "no findings")
-	if s.Deny+s.Warn > 0 {
+	if s.Deny+s.Warn > 0 || opts.Audit && s.Audit > 0 {
 		verdict = fmt.Sprintf("%s, %s", paint(ansiRed, plural(s.Deny, "denial", "denials")), paint(ansiYellow, plural(s.Warn, "warning", "warnings")))
+	}
+	if opts.Audit {
+		verdict += fmt.Sprintf(", %d audit", s.Audit)
 	}
 	fmt.Fprintf(b, "%s, %d waived: %s checked in %s (%s), %s skipped",
 		verdict, s.Waived, plural(s.Objects, "Karpenter object", "Karpenter objects"),
@@ -72,8 +80,23 @@ func Text(w io.Writer, r *lint.Report, opts Options) error {
 	if r.KarpenterChoice != "" {
 		fmt.Fprintf(b, "; judged as Karpenter %s", r.KarpenterChoice)
 	}
+	if s.Audit > 0 && !opts.Audit {
+		fmt.Fprintf(b, "; %s whose action is audit in --format json and sarif", plural(s.Audit, "finding", "findings"))
+	}
 	fmt.Fprintln(b)
 	return b.Flush()
+}
+
+// waiverLine is a waiver's reason, with its expiry and author when known.
+func waiverLine(f policies.Finding) string {
+	s := f.WaiverReason
+	if f.WaiverUntil != nil {
+		s += "; until " + f.WaiverUntil.UTC().Format(time.RFC3339)
+	}
+	if f.WaiverSetBy != "" {
+		s += "; set by " + f.WaiverSetBy
+	}
+	return s
 }
 
 func position(p manifest.Position) string {

@@ -143,20 +143,33 @@ lint then keeps every object until the end, and its memory grows with the input.
 
 ## Severity, actions and waivers
 
-Each rule has a severity, ` + "`deny`" + ` or ` + "`warn`" + `. karpgate.yaml can turn a rule off, change
-its severity, or give it a different action per enforcement point:
+Each rule has a severity, ` + "`deny`" + `, ` + "`warn`" + ` or ` + "`audit`" + `. karpgate.yaml can turn a rule off,
+change its severity, or give it a different action per enforcement point. ` + "`audit`" + ` only
+records: the audit of stored objects, lint's JSON and SARIF and the metrics report it, kubectl
+never shows it and nothing fails on it, so a new rule is rolled out as audit, then warn, then
+deny:
 
 ` + "```yaml" + `
 rules:
   KG101:
     actions: {ci: deny, admission: warn}
+    waivable: false
   KG302:
     enabled: false
+  ACME101:
+    actions: {admission: audit}
+waivers:
+  approvers: {groups: [platform-team]}
 ` + "```" + `
 
-An object waives a rule with the annotation ` + "`karpgate.io/waive-<ID>: \"<reason>\"`" + `.
-Waived findings are counted and listed apart; a waiver without a reason waives
-nothing and is itself reported (KG001).
+An object waives a rule with the annotation ` + "`karpgate.io/waive-<ID>: \"<reason>\"`" + `, or
+` + "`\"until 2027-01-31: <reason>\"`" + ` to waive it through that day (UTC; an RFC 3339 instant
+works too). Waived findings are counted and listed apart. A waiver without a reason (KG001),
+past its expiry (KG003), with an expiry that does not read (KG004) or of a rule that cannot be
+waived (KG005: the waiver rules, and those karpgate.yaml marks ` + "`waivable: false`" + `) waives
+nothing and is itself reported. With ` + "`waivers.approvers`" + ` set, only the users and groups
+it names may add or change a waiver at admission (KG006); karpgate records who set each one in
+the annotation ` + "`karpgate.io/waivers-set-by`" + `.
 
 ## Your own rules
 

@@ -229,6 +229,8 @@ func contractGrants(namespace string) []rbacGrant {
 	// The loop's pod and PodDisruptionBudget views (drift blocked by pods).
 	add("cluster", "", "pods", "", "get", "list", "watch")
 	add("cluster", "policy", "poddisruptionbudgets", "", "get", "list", "watch")
+	// The audit's OpenReports ClusterReports.
+	add("cluster", "openreports.io", "clusterreports", "", "get", "list", "watch", "create", "update", "delete")
 	// Who may read /metrics, /status and /explain (--metrics-secure).
 	add("cluster", "authentication.k8s.io", "tokenreviews", "", "create")
 	add("cluster", "authorization.k8s.io", "subjectaccessreviews", "", "create")

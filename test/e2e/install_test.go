@@ -45,7 +45,8 @@ type expectations struct {
 // The request timeout is four fifths of the shorter webhook timeout, so
 // karpgate answers before the API server gives up.
 var defaults = expectations{replicas: 2, validating: "Fail", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 10,
-	args: []string{"--controller=true", "--rollout-guard=false", "--rollout-guard-freeze-after=0", "--request-timeout=8000ms"}}
+	args: []string{"--controller=true", "--rollout-guard=false", "--rollout-guard-freeze-after=0", "--request-timeout=8000ms",
+		"--audit=true", "--audit-reports=true", "--audit-interval=10m"}}
 
 var renderings = []rendering{
 	{name: "kustomize base", namespace: deploy.Namespace, want: withObjects(defaults, 15), args: func(kubectl, _, root string) []string {
@@ -68,10 +69,11 @@ func withObjects(e expectations, n int) expectations {
 // branch, in a namespace of its own.
 var helmVariant = rendering{name: "helm without cert-manager", namespace: "platform", ca: "values", want: expectations{
 	objects: 12, replicas: 1, validating: "Ignore", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 3,
-	args: []string{"--controller=false", "--rollout-guard=true", "--rollout-guard-freeze-after=0", "--environment=production", "--request-timeout=2400ms"},
+	args: []string{"--controller=false", "--rollout-guard=true", "--rollout-guard-freeze-after=0", "--environment=production", "--request-timeout=2400ms",
+		"--audit=false", "--audit-reports=true", "--audit-interval=1h"},
 }, args: func(_, helm, root string) []string {
 	return []string{helm, "template", "karpgate", filepath.Join(root, "manifests", "charts", "karpgate"), "--namespace", "platform",
-		"--set", "certManager.enabled=false", "--set", "caBundle=" + testCABundle,
+		"--set", "certManager.enabled=false", "--set", "caBundle=" + testCABundle, "--set", "audit.enabled=false", "--set", "audit.interval=1h",
 		"--set", "controller.enabled=false", "--set", "controller.rolloutGuard=true", "--set", "environment=production", "--set", "replicas=1",
 		"--set", "webhooks.validating.failurePolicy=Ignore", "--set", "webhooks.mutating.timeoutSeconds=3", "--set", "networkPolicy.enabled=false"}
 }}
@@ -134,6 +136,10 @@ func TestInstallManifests(t *testing.T) {
 	})
 	t.Run("helm install refuses bad values with the schema's message", func(t *testing.T) {
 		checkBadValues(t, env, helm, root)
+	})
+
+	t.Run("the OpenReports CRDs: helm value and kustomize component", func(t *testing.T) {
+		checkOpenReportsCRDs(t, env, kubectl, helm, root)
 	})
 
 	t.Run("helm lint", func(t *testing.T) {

@@ -77,6 +77,11 @@ func FuzzObjects(f *testing.F) {
 	}
 	f.Add([]byte(`{"apiVersion":"karpenter.sh/v1","kind":"NodePool","spec":{"template":{"spec":{"nodeClassRef":[]}},"disruption":{"budgets":"x"}}}`), []byte(`{"apiVersion":"karpenter.sh/v1","kind":"NodePool","spec":{"template":7}}`), true)
 	f.Add([]byte(`{"apiVersion":"karpenter.k8s.aws/v1","kind":"EC2NodeClass","metadata":{"labels":{"karpgate.io/environment":"prod"}},"spec":{"amiSelectorTerms":[{"alias":"@latest"},{"alias":7}]}}`), []byte(`null`), false)
+	// Held NodePools and waivers: what the mutating webhook keeps.
+	frozen := `{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"p","annotations":{"karpgate.io/rollout-guard":"{\"budget\":{\"nodes\":\"0\"},\"index\":0,\"since\":\"2026-01-05T08:00:00Z\",\"by\":\"freeze\"}"}},"spec":{"disruption":{"budgets":[{"nodes":"0"}]}}}`
+	f.Add([]byte(`{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"p"},"spec":{"disruption":{"budgets":"x"}}}`), []byte(frozen), true)
+	f.Add([]byte(`{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"p","annotations":null},"spec":{"disruption":null}}`), []byte(frozen), true)
+	f.Add([]byte(`{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"p","annotations":{"karpgate.io/waive-KG1":{"a":1},"karpgate.io/waivers-set-by":"[]"}}}`), []byte(`{"metadata":{"annotations":{"karpgate.io/waive-KG1":{"a":1}}}}`), true)
 	handlers := fuzzHandlers(f, pinning)
 	f.Fuzz(func(t *testing.T, object, oldObject []byte, update bool) {
 		if !json.Valid(object) || !json.Valid(oldObject) {

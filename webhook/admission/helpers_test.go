@@ -11,6 +11,7 @@ import (
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -41,6 +42,8 @@ type request struct {
 	object map[string]any
 	old    map[string]any
 	dryRun bool
+	user   string
+	groups []string
 }
 
 func (r request) body(t testing.TB) []byte {
@@ -55,6 +58,7 @@ func (r request) body(t testing.TB) []byte {
 		Name:      name(r.object, r.old),
 		Operation: r.op,
 		DryRun:    &r.dryRun,
+		UserInfo:  authenticationv1.UserInfo{Username: r.user, Groups: r.groups},
 	}
 	if r.object != nil {
 		req.Object = runtime.RawExtension{Raw: mustJSON(t, r.object)}

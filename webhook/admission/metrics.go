@@ -33,6 +33,7 @@ const (
 	actionGrandfathered = "grandfathered"
 	actionWaived        = "waived"
 	actionMutate        = "mutate"
+	actionAudit         = "audit"
 )
 
 var (
@@ -42,7 +43,7 @@ var (
 	}, []string{"webhook", "kind", "operation", "verdict", "dry_run"})
 	findingsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "karpgate_admission_decisions_total",
-		Help: "Findings acted on at admission, by webhook, rule, action (deny, warn, grandfathered, waived, mutate) and dry_run.",
+		Help: "Findings acted on at admission, by webhook, rule, action (deny, warn, audit, grandfathered, waived, mutate) and dry_run; audit findings are counted here and never shown to the client.",
 	}, []string{"webhook", "rule", "action", "dry_run"})
 	evaluationSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "karpgate_admission_evaluation_seconds",

@@ -13,6 +13,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/conversion"
 	"github.com/karpgate/karpgate/internal/treepatch"
 	"github.com/karpgate/karpgate/policies"
@@ -22,6 +23,8 @@ import (
 type Mutator struct {
 	Engines Engines
 	Log     logr.Logger
+	// Now stamps the record of who set a waiver; nil means time.Now.
+	Now func() time.Time
 }
 
 var _ ctrladmission.Handler = (*Mutator)(nil)
@@ -49,12 +52,26 @@ func (m *Mutator) Handle(ctx context.Context, req ctrladmission.Request) ctrladm
 	evalReq.MutationsOnly = true
 	res, err := m.Engines.Engine().Evaluate(ctx, evalReq)
 	evaluationSeconds.WithLabelValues(mutating).Observe(time.Since(start).Seconds())
+	var patch []patchOperation
+	var warnings []string
+	doc := r.object
 	if err != nil {
-		countRequest(mutating, r, verdictError)
 		m.Log.Error(err, "evaluation failed", "object", r.ref, "operation", r.operation)
-		return ctrladmission.Allowed("").WithWarnings(oneLine(evaluationError(r, err, "it is admitted without karpgate's mutations").Error()))
+		warnings = append(warnings, oneLine(evaluationError(r, err, "it is admitted without the rules' mutations").Error()))
+	} else {
+		doc, patch, warnings = m.mutate(r, res.Findings)
 	}
-	patch, warnings := m.mutate(r, res.Findings)
+	// What karpgate owns on the object is kept whatever the rules did.
+	if kept, keptWarnings, keepErr := m.keep(r, doc); keepErr != nil {
+		m.Log.Error(keepErr, "could not keep karpgate's annotations or hold", "object", r.ref)
+		warnings = append(warnings, oneLine(fmt.Sprintf("karpgate could not keep its own state on %s: %v", r.ref, keepErr)))
+	} else {
+		patch, warnings = append(patch, kept...), append(warnings, keptWarnings...)
+	}
+	if err != nil && len(patch) == 0 {
+		countRequest(mutating, r, verdictError)
+		return ctrladmission.Allowed("").WithWarnings(warnings...)
+	}
 	if len(patch) == 0 {
 		countRequest(mutating, r, verdictAllowed)
 		return ctrladmission.Allowed("").WithWarnings(warnings...)
@@ -71,14 +88,36 @@ func (m *Mutator) Handle(ctx context.Context, req ctrladmission.Request) ctrladm
 	return resp
 }
 
+// keep applies the operations that keep karpgate's own state (see keep)
+// after the rules' mutations.
+func (m *Mutator) keep(r review, doc map[string]any) ([]patchOperation, []string, error) {
+	now := time.Now
+	if m.Now != nil {
+		now = m.Now
+	}
+	ops, warnings, err := keep(r, doc, now())
+	if err != nil || len(ops) == 0 {
+		return nil, nil, err
+	}
+	if _, err := apply(doc, ops); err != nil {
+		return nil, nil, fmt.Errorf("its patch does not apply: %w", err)
+	}
+	return ops, warnings, nil
+}
+
 // mutate applies each finding's patch in turn to the object, so that a
 // later mutation sees the earlier ones and the combined patch is valid
 // against the original. A patch that does not apply is skipped, with a
-// warning; it never spoils the others.
-func (m *Mutator) mutate(r review, findings []policies.Finding) (applied []patchOperation, warnings []string) {
-	doc := r.object
+// warning; it never spoils the others. A finding whose action is audit
+// changes nothing: it is counted, as a rule being rolled out.
+func (m *Mutator) mutate(r review, findings []policies.Finding) (doc map[string]any, applied []patchOperation, warnings []string) {
+	doc = r.object
 	for _, f := range findings {
 		if len(f.Patch) == 0 {
+			continue
+		}
+		if f.Action == config.Audit {
+			countFinding(mutating, r, f.RuleID, actionAudit)
 			continue
 		}
 		ops := make([]patchOperation, len(f.Patch))
@@ -95,7 +134,7 @@ func (m *Mutator) mutate(r review, findings []policies.Finding) (applied []patch
 		warnings = append(warnings, warning(f))
 		countFinding(mutating, r, f.RuleID, actionMutate)
 	}
-	return applied, warnings
+	return doc, applied, warnings
 }
 
 // apply applies ops to the decoded object as the API server will apply

@@ -120,7 +120,7 @@ func TestMutatorAdmitsUnchangedWhenEvaluationFails(t *testing.T) {
 	resp := m.Handle(ctx, req)
 	if !resp.Allowed || resp.Patch != nil || len(resp.Warnings) != 1 ||
 		!strings.HasPrefix(resp.Warnings[0], "karpgate could not evaluate NodePool/ref") ||
-		!strings.HasSuffix(resp.Warnings[0], "it is admitted without karpgate's mutations") {
+		!strings.HasSuffix(resp.Warnings[0], "it is admitted without the rules' mutations") {
 		t.Fatalf("got allowed=%v patch=%s warnings=%q", resp.Allowed, resp.Patch, resp.Warnings)
 	}
 }

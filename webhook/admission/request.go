@@ -23,6 +23,8 @@ type review struct {
 	dryRun    bool
 	kind      string
 	ref       string // "EC2NodeClass/production"
+	// user is who makes the request, as the API server authenticated them.
+	user policies.UserInfo
 }
 
 // decode reads the objects of a request. skip is true for requests karpgate
@@ -33,6 +35,7 @@ func decode(req ctrladmission.Request) (r review, skip bool, err error) {
 	r.dryRun = req.DryRun != nil && *req.DryRun
 	r.kind = req.Kind.Kind
 	r.ref = fmt.Sprintf("%s/%s", req.Kind.Kind, req.Name)
+	r.user = policies.UserInfo{Username: req.UserInfo.Username, Groups: req.UserInfo.Groups}
 	if req.UID == "" {
 		// YAML, an empty body or a review without a request all decode to
 		// an empty request; the API server always sends a UID.
@@ -69,7 +72,8 @@ func decode(req ctrladmission.Request) (r review, skip bool, err error) {
 }
 
 func (r review) request() policies.Request {
-	return policies.Request{Object: r.object, OldObject: r.oldObject, Operation: r.operation, Point: config.Admission}
+	user := r.user
+	return policies.Request{Object: r.object, OldObject: r.oldObject, Operation: r.operation, Point: config.Admission, UserInfo: &user}
 }
 
 func objectName(obj map[string]any) string {

@@ -87,6 +87,9 @@ func judge(r review, res *policies.Result, before *policies.Result) (denials []p
 		case f.Action == config.Deny:
 			denials = append(denials, f)
 			countFinding(validating, r, f.RuleID, actionDeny)
+		case f.Action == config.Audit:
+			// Recorded, never shown: the audit of stored objects reports it.
+			countFinding(validating, r, f.RuleID, actionAudit)
 		default:
 			warnings = append(warnings, warning(f))
 			countFinding(validating, r, f.RuleID, actionWarn)

@@ -94,7 +94,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if release.Version == "" {
 		release = karpenterstack.Newest
 	}
-	sets := []crdsource.Set{release.CRDs}
+	// The OpenReports CRDs, so that the audit of stored objects writes
+	// ClusterReports that kubectl lists.
+	sets := []crdsource.Set{release.CRDs, crdsource.OpenReports}
 	var binaries karpenterstack.Binaries
 	if opts.Karpenter {
 		sets = append(sets, release.NodeClass)

@@ -63,6 +63,7 @@ admission webhook), and explains what disruption budgets allow.`,
 	root.AddCommand(newFreezeCommand(s))
 	root.AddCommand(newResumeCommand(s))
 	root.AddCommand(newLintCommand(s))
+	root.AddCommand(newAuditCommand(s))
 	root.AddCommand(newVerifyCommand(s))
 	root.AddCommand(newBudgetsCommand(s))
 	root.AddCommand(newPreflightCommand(s))

@@ -52,7 +52,10 @@ their body is read; the memory budget and the Go heap limit come from
 --memory-limit (the Deployment passes the container's limit in $` + deploy.MemoryLimitEnv + `).
 
 The disruption loop (--controller) runs on the elected leader only, in a
-manager of its own; every replica serves the webhooks. A replica that loses
+manager of its own; every replica serves the webhooks. The audit of stored
+objects (--audit) runs with it: every stored Karpenter object is judged by the
+current rules at start, on every reload, whenever it changes and every
+--audit-interval, into OpenReports ClusterReports, metrics and Events. A replica that loses
 the Lease drains its webhooks as on SIGTERM and exits, to be restarted. The
 cluster is reached with --kubeconfig, $KUBECONFIG, ~/.kube/config or the pod's
 service account.`,
@@ -91,6 +94,12 @@ service account.`,
 	f.BoolVar(&opts.Guard.Enabled, "rollout-guard", false, "let the disruption loop hold a drift rollout whose replacement nodes do not become Ready (karpgate resume NODEPOOL lifts a hold; turning this off lifts them all)")
 	f.DurationVar(&opts.Guard.ReadyTimeout, "rollout-guard-ready-timeout", controller.DefaultReadyTimeout, "how long a node launched during a drift rollout may take to become Ready before the guard holds the rollout")
 	f.IntVar(&opts.Guard.FreezeAfter, "rollout-guard-freeze-after", 0, "when the rollout guard holds this many NodePools at once, freeze drift in every NodePool as `karpgate freeze --all` does (karpgate resume --all lifts it); 0 never trips")
+	f.BoolVar(&opts.Audit, "audit", opts.Audit, "judge every stored NodePool, NodeClaim and EC2NodeClass by the current rules, on the loop's leader: OpenReports ClusterReports (when their CRDs are installed), metrics and Events (needs --controller)")
+	f.DurationVar(&opts.AuditOptions.Interval, "audit-interval", opts.AuditOptions.Interval, "time between full audits besides those a configuration reload starts (objects are judged again as soon as they change)")
+	f.Float64Var(&opts.AuditOptions.EvaluationsPerSecond, "audit-evaluations-per-second", opts.AuditOptions.EvaluationsPerSecond, "objects the audit judges per second at most, leaving the webhooks their CPU")
+	f.BoolVar(&opts.AuditOptions.Reports, "audit-reports", opts.AuditOptions.Reports, "write one OpenReports ClusterReport per audited object (openreports.io/v1alpha1, when the CRDs are installed)")
+	f.Float64Var(&opts.AuditOptions.ReportWritesPerSecond, "audit-report-writes-per-second", opts.AuditOptions.ReportWritesPerSecond, "ClusterReport writes per second at most; a report is written only when what it says changed")
+	f.BoolVar(&opts.AuditOptions.Events, "audit-events", opts.AuditOptions.Events, "send a Warning Event when a stored object newly breaks a deny rule")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", opts.LeaderElect, "elect one replica to run the disruption loop")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default the pod's namespace, else "+deploy.Namespace+")")
 	f.DurationVar(&opts.Lease.Duration, "leader-election-lease-duration", opts.Lease.Duration, "how long after the leader's last renewal another replica may take the Lease")
@@ -124,6 +133,8 @@ func checkServeOptions(opts serve.Options) error {
 		return fmt.Errorf("--rollout-guard-freeze-after %d: write how many held NodePools trip the cluster-wide freeze, or 0 to never trip it", opts.Guard.FreezeAfter)
 	case opts.Guard.FreezeAfter > 0 && !opts.Guard.Enabled:
 		return fmt.Errorf("--rollout-guard-freeze-after %d needs --rollout-guard: only the guard's holds trip the freeze", opts.Guard.FreezeAfter)
+	case opts.AuditOptions.Interval <= 0 || opts.AuditOptions.EvaluationsPerSecond <= 0 || opts.AuditOptions.ReportWritesPerSecond <= 0:
+		return fmt.Errorf("--audit-interval, --audit-evaluations-per-second and --audit-report-writes-per-second must be positive")
 	}
 	if opts.Controller && opts.LeaderElect {
 		return opts.Lease.Check()

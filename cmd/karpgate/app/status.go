@@ -1,10 +1,18 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"time"
 
+	orv1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/karpgate/karpgate/audit/report"
+	"github.com/karpgate/karpgate/internal/kubelist"
 
 	"github.com/karpgate/karpgate/disruption/state"
 	"github.com/karpgate/karpgate/disruption/status"
@@ -35,7 +43,9 @@ within a week. Notes below the table name budgets that block every reason,
 rollout guard holds and freezes, drifted nodes held by karpenter.sh/do-not-disrupt
 or by their pods (a do-not-disrupt pod, a PodDisruptionBudget that allows no
 disruption: ` + "`karpgate explain node/NAME`" + ` names them), and the daylight-saving
-shifts of the display time zone within the week.
+shifts of the display time zone within the week. When karpgate serve's audit
+writes its ClusterReports, an AUDIT column sums what they say about each
+NodePool, its NodeClaims and its EC2NodeClass (fail and warn findings, or pass).
 
 Times are in UTC, with their reading in --timezone (or the timezone of the
 karpgate.yaml given with --config); Karpenter computes budget windows in UTC.
@@ -78,6 +88,13 @@ func runStatus(cmd *cobra.Command, s Streams, opts statusOptions) error {
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("reading the cluster: %w", err)}
 	}
 	report := status.ComputeAll(snap, now)
+	audits, found, err := readAuditReports(cmd.Context(), c)
+	if err != nil {
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("reading the audit's reports: %w", err)}
+	}
+	if found {
+		status.AddAudit(&report, snap, audits)
+	}
 	if opts.nodePool != "" {
 		report.NodePools = onlyPool(report.NodePools, opts.nodePool)
 		if len(report.NodePools) == 0 {
@@ -97,4 +114,36 @@ func onlyPool(pools []status.NodePool, name string) []status.NodePool {
 		}
 	}
 	return nil
+}
+
+// readAuditReports sums the ClusterReports karpgate serve's audit wrote, by
+// the object each reports on; found is false when the cluster has no
+// openreports.io CRDs.
+func readAuditReports(ctx context.Context, c client.Client) (map[status.ObjectRef]status.Audit, bool, error) {
+	out := map[status.ObjectRef]status.Audit{}
+	gvk := orv1.SchemeGroupVersion.WithKind("ClusterReport")
+	if _, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); meta.IsNoMatchError(err) {
+		return out, false, nil
+	}
+	err := kubelist.Pages(ctx, listWithLabels{c, report.Selector}, gvk, listPageSize, func(p kubelist.Page) error {
+		for _, item := range p.Items {
+			var r orv1.ClusterReport
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(item.Object, &r); err != nil || r.Scope == nil {
+				continue
+			}
+			out[status.ObjectRef{Kind: r.Scope.Kind, Name: r.Scope.Name}] = status.Audit{Fail: r.Summary.Fail, Warn: r.Summary.Warn, Skip: r.Summary.Skip}
+		}
+		return nil
+	})
+	return out, true, err
+}
+
+// listWithLabels lists only objects with the given labels.
+type listWithLabels struct {
+	client.Reader
+	labels map[string]string
+}
+
+func (l listWithLabels) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return l.Reader.List(ctx, list, append(opts, client.MatchingLabels(l.labels))...)
 }

@@ -59,7 +59,18 @@ const (
 	// provider, the newest release, which runs on KarpenterV1_15_1's CRDs
 	// (the aws provider's v1.15.1 patch release ships core v1.15.0's API).
 	KarpenterKwokV1_15_0 Set = "karpenter-kwok-v1.15.0"
+	// OpenReports holds the openreports.io Report and ClusterReport CRDs
+	// the audit of stored objects writes, from the module whose Go types
+	// karpgate links (github.com/openreports/reports-api): pinned by
+	// karpgate's own go.mod and go.sum, so the CRDs always match the types.
+	OpenReports Set = "openreports"
 )
+
+// linkedSets come from a module karpgate's go.mod requires rather than
+// from a pin under hack/crds: the module path and folder.
+var linkedSets = map[Set][2]string{
+	OpenReports: {"github.com/openreports/reports-api", "config/crd"},
+}
 
 // subdirs says where in each pinned module the CRDs live.
 var subdirs = map[Set]string{
@@ -91,6 +102,9 @@ type Pin struct {
 
 // Files returns the CRD YAML files of set, sorted by name.
 func Files(ctx context.Context, set Set) ([]File, error) {
+	if linked, ok := linkedSets[set]; ok {
+		return LinkedFiles(ctx, linked[0], linked[1])
+	}
 	subdir, ok := subdirs[set]
 	if !ok {
 		return nil, fmt.Errorf("unknown CRD set %q", set)

@@ -21,6 +21,7 @@ func TestFilesOfEachPinnedSet(t *testing.T) {
 		{KarpenterKwokV1_0_8, []string{"karpenter.kwok.sh_kwoknodeclasses.yaml"}, "kind: KWOKNodeClass"},
 		// v1.15.0's KWOKNodeClass has a spec (nodeRegistrationDelay); v1.0.8's has none.
 		{KarpenterKwokV1_15_0, []string{"karpenter.kwok.sh_kwoknodeclasses.yaml"}, "nodeRegistrationDelay"},
+		{OpenReports, []string{"openreports.io_clusterreports.yaml", "openreports.io_reports.yaml"}, "group: openreports.io"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.set), func(t *testing.T) {

@@ -65,7 +65,7 @@ func TestLookup(t *testing.T) {
 		{in: "v1.3", want: "v1.1.5"},
 		{in: "v1.7.2", want: "v1.6.4"},
 		{in: "v1.16", want: "v1.15.1"},
-		{in: "v0.37", err: "predates every release"},
+		{in: "v0.37", err: "predates every Karpenter release"},
 		{in: "latest", err: "not a Karpenter version"},
 	} {
 		r, exact, err := Lookup(tc.in)

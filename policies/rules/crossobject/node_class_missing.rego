@@ -5,12 +5,14 @@
 #   is not among them is either a typo (the NodePool never becomes ready) or
 #   a class managed elsewhere. Only reported when the input holds
 #   EC2NodeClasses at all: linting a lone NodePool file, with its classes
-#   kept elsewhere, is normal in CI. Never reported at admission.
+#   kept elsewhere, is normal in CI. An admission request has no other
+#   objects, so at admission it runs only in the audit of stored objects,
+#   which sees the whole cluster.
 # custom:
 #   id: KG501
 #   severity: warn
 #   kinds: [NodePool]
-#   points: [ci]
+#   points: [ci, admission]
 #   fix: Add the EC2NodeClass to the input, or fix the name in nodeClassRef.
 package karpgate.rules.crossobject_node_class_missing
 

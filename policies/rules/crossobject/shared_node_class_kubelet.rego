@@ -4,12 +4,14 @@
 #   In v1 the kubelet settings live on the EC2NodeClass, so every NodePool
 #   that shares one gets the same settings. NodePools whose v1beta1 kubelet
 #   blocks (or v1 kubelet compatibility annotations) differ cannot all keep
-#   theirs: migrating changes the nodes of at least one of them.
+#   theirs: migrating changes the nodes of at least one of them. At
+#   admission it runs only in the audit of stored objects, which sees every
+#   NodePool.
 # custom:
 #   id: KG502
 #   severity: warn
 #   kinds: [NodePool]
-#   points: [ci]
+#   points: [ci, admission]
 #   fix: Give each kubelet configuration its own EC2NodeClass, or agree on one and set it in the EC2NodeClass's spec.kubelet.
 package karpgate.rules.crossobject_shared_node_class_kubelet
 

@@ -26,3 +26,9 @@ budgets(list) := node_pool({"consolidationPolicy": "WhenEmptyOrUnderutilized", "
 
 # The paths of a set of violations.
 paths(violations) := {v.path | some v in violations}
+
+# One entry of input.waivers, as the engine reads the annotation.
+waiver(rule, fields) := object.union(
+	{"rule": rule, "annotation": concat("", ["karpgate.io/waive-", rule]), "reason": "", "expired": false, "changed": false},
+	fields,
+)

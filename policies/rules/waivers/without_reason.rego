@@ -3,7 +3,7 @@
 # description: >-
 #   A karpgate.io/waive-<rule> annotation must say why the rule does not
 #   apply, so the next reader can judge whether it still holds. A waiver with
-#   an empty reason waives nothing.
+#   an empty reason (before or after an expiry) waives nothing.
 # custom:
 #   id: KG001
 #   severity: warn
@@ -15,10 +15,10 @@ package karpgate.rules.waivers_without_reason
 import data.karpgate.lib
 
 violation contains {
-	"msg": sprintf("waiver for %s has no reason, so it is ignored", [trim_prefix(key, "karpgate.io/waive-")]),
-	"path": lib.annotation_path(key),
+	"msg": sprintf("waiver for %s has no reason, so it is ignored", [w.rule]),
+	"path": lib.annotation_path(w.annotation),
 } if {
-	some key, value in lib.annotations
-	startswith(key, "karpgate.io/waive-")
-	trim_space(sprintf("%v", [value])) == ""
+	some w in input.waivers
+	w.reason == ""
+	not w.untilProblem
 }

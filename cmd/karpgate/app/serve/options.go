@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	auditcontroller "github.com/karpgate/karpgate/audit/controller"
 	"github.com/karpgate/karpgate/disruption/controller"
 
 	"github.com/go-logr/logr"
@@ -62,7 +63,12 @@ type Options struct {
 	LeaderElect bool
 	Lease       LeaseTimings
 	// Guard is the disruption loop's rollout guard (off unless enabled).
-	Guard                   controller.GuardOptions
+	Guard controller.GuardOptions
+	// Audit judges every stored Karpenter object by the current rules, on
+	// the loop's leader (it needs Controller): OpenReports ClusterReports,
+	// metrics and Events. See package audit/controller.
+	Audit                   bool
+	AuditOptions            AuditOptions
 	LeaderElectionNamespace string
 
 	// ShutdownDelay keeps serving, with /readyz failing, this long after
@@ -89,19 +95,36 @@ type Options struct {
 // defaults come from here and from package deploy.
 func Defaults() Options {
 	return Options{
-		CertDir:               deploy.CertMountDir,
-		Port:                  deploy.WebhookPort,
-		HealthAddr:            ":" + strconv.Itoa(deploy.HealthPort),
-		MetricsSecure:         true,
-		MaxConnections:        serving.DefaultMaxConnections,
-		ConfigPath:            deploy.ConfigPath,
-		Controller:            true,
+		CertDir:        deploy.CertMountDir,
+		Port:           deploy.WebhookPort,
+		HealthAddr:     ":" + strconv.Itoa(deploy.HealthPort),
+		MetricsSecure:  true,
+		MaxConnections: serving.DefaultMaxConnections,
+		ConfigPath:     deploy.ConfigPath,
+		Controller:     true,
+		Audit:          true,
+		AuditOptions: AuditOptions{
+			Interval: auditcontroller.DefaultInterval, EvaluationsPerSecond: auditcontroller.DefaultEvaluationsPerSecond,
+			ReportWritesPerSecond: auditcontroller.DefaultReportWritesPerSecond, Reports: true, Events: true,
+		},
 		LeaderElect:           true,
 		Lease:                 LeaseTimings{Duration: deploy.LeaseDuration, RenewDeadline: deploy.RenewDeadline, RetryPeriod: deploy.RetryPeriod},
 		RequestTimeout:        deploy.RequestTimeout,
 		MaxConcurrentRequests: webhook.DefaultMaxInFlight,
 		MaxRequestBytes:       webhook.DefaultMaxBodyBytes,
 	}
+}
+
+// AuditOptions tune the audit of stored objects; zero fields keep the
+// audit's defaults.
+type AuditOptions struct {
+	Interval              time.Duration
+	EvaluationsPerSecond  float64
+	ReportWritesPerSecond float64
+	// Reports writes ClusterReports when the openreports.io CRDs are
+	// installed; Events sends an Event when an object newly breaks a deny
+	// rule.
+	Reports, Events bool
 }
 
 // LeaseTimings are the leader election's: a leader that cannot renew for

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	auditcontroller "github.com/karpgate/karpgate/audit/controller"
 	"github.com/karpgate/karpgate/disruption/controller"
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/policies/policywatch"
@@ -105,9 +106,19 @@ func Run(ctx context.Context, opts Options) error {
 			return fmt.Errorf("the disruption loop (--controller=false turns it off): %w", err)
 		}
 		loop.set(l)
+		if opts.Audit {
+			a := opts.AuditOptions
+			if _, err := auditcontroller.Setup(loopMgr, auditcontroller.Options{
+				Engines: engines, Interval: a.Interval, EvaluationsPerSecond: a.EvaluationsPerSecond,
+				ReportWritesPerSecond: a.ReportWritesPerSecond, NoReports: !a.Reports, NoEvents: !a.Events,
+				Log: log.WithName("audit"),
+			}); err != nil {
+				return fmt.Errorf("the audit of stored objects (--audit=false turns it off): %w", err)
+			}
+		}
 	}
 	log.Info("serving", "webhookPort", opts.Port, "certDir", opts.CertDir, "health", opts.HealthAddr, "metrics", opts.metricsAddr(),
-		"metricsSecure", opts.MetricsSecure, "config", opts.ConfigPath, "controller", opts.Controller, "leaderElection", leaderElection(opts),
+		"metricsSecure", opts.MetricsSecure, "config", opts.ConfigPath, "controller", opts.Controller, "audit", opts.Controller && opts.Audit, "leaderElection", leaderElection(opts),
 		"memoryLimit", opts.MemoryLimit, "heapLimit", memory.heapLimit, "requestMemoryBudget", memory.requestBudget)
 	return run(ctx, opts, mgr, loopMgr, drain)
 }

@@ -1,0 +1,51 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Waivers governs waiver annotations.
+type Waivers struct {
+	// Approvers are who may add or change a karpgate.io/waive-<rule>
+	// annotation, judged at admission from the request's user (rule
+	// KG006). Empty: anyone who may edit the object, as before. Removing a
+	// waiver is always allowed: it only makes the rules stricter.
+	Approvers Approvers `yaml:"approvers,omitempty" json:"approvers"`
+}
+
+// Approvers name users and groups as the API server authenticates them: a
+// service account is the user system:serviceaccount:<namespace>:<name>,
+// and every service account of a namespace the group
+// system:serviceaccounts:<namespace>.
+type Approvers struct {
+	Users  []string `yaml:"users,omitempty" json:"users"`
+	Groups []string `yaml:"groups,omitempty" json:"groups"`
+}
+
+// Waivable reports whether karpgate.yaml lets annotations waive rule id;
+// the rule's own METADATA may forbid it too.
+func (c *Config) Waivable(id string) bool {
+	w := c.Rules[id].Waivable
+	return w == nil || *w
+}
+
+// ApproversSet reports whether waivers.approvers names anyone: only then
+// are waiver annotations judged by who writes them.
+func (c *Config) ApproversSet() bool {
+	return len(c.Waivers.Approvers.Users)+len(c.Waivers.Approvers.Groups) > 0
+}
+
+func (c *Config) validateApprovers() error {
+	for _, list := range []struct {
+		field string
+		names []string
+	}{{"users", c.Waivers.Approvers.Users}, {"groups", c.Waivers.Approvers.Groups}} {
+		for i, name := range list.names {
+			if strings.TrimSpace(name) == "" || strings.TrimSpace(name) != name {
+				return c.errorAt(fmt.Sprintf("waivers.approvers.%s[%d]", list.field, i), fmt.Sprintf("%q is not a user or group name; write it exactly as the API server authenticates it, such as alice@example.com or system:serviceaccount:argocd:argocd-application-controller", name))
+			}
+		}
+	}
+	return nil
+}

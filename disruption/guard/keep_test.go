@@ -1,0 +1,73 @@
+package guard
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/karpgate/karpgate/internal/karpenter"
+)
+
+func poolJSON(t *testing.T, budgets string, annotations map[string]string) map[string]any {
+	t.Helper()
+	ann, _ := json.Marshal(annotations)
+	var out map[string]any
+	if err := json.Unmarshal([]byte(`{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"web","annotations":`+string(ann)+`},"spec":{"disruption":{"budgets":`+budgets+`}}}`), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestKeepHoldsAcrossWritesUntilResumed(t *testing.T) {
+	const (
+		freeze   = `{"budget":{"nodes":"0","reasons":["Drifted"]},"index":1,"since":"2026-01-05T08:00:00Z","reason":"incident 42","by":"freeze"}`
+		held     = `[{"nodes":"10%"},{"nodes":"0","reasons":["Drifted"]}]`
+		resumed  = karpenter.RolloutGuardResumedAnnotation
+		guardKey = karpenter.RolloutGuardAnnotation
+	)
+	stored := poolJSON(t, held, map[string]string{guardKey: freeze})
+	for _, tt := range []struct {
+		name        string
+		old, write  map[string]any
+		wantBudgets string // "" means nothing to keep
+		wantIndex   int
+		restored    bool
+	}{
+		{"not held", poolJSON(t, `[{"nodes":"10%"}]`, nil), poolJSON(t, `[]`, nil), "", 0, false},
+		{"a write that keeps the hold", stored, poolJSON(t, held, map[string]string{guardKey: freeze, "team": "web"}), "", 0, false},
+		{"Git's budgets, record kept (server-side apply)", stored, poolJSON(t, `[{"nodes":"10%"}]`, map[string]string{guardKey: freeze}),
+			held, 1, true},
+		{"Git changed the budgets meanwhile", stored, poolJSON(t, `[{"nodes":"20%"},{"nodes":"1","reasons":["Empty"]}]`, map[string]string{guardKey: freeze}),
+			`[{"nodes":"20%"},{"nodes":"1","reasons":["Empty"]},{"nodes":"0","reasons":["Drifted"]}]`, 2, true},
+		{"budgets and record dropped (replace)", stored, poolJSON(t, `[{"nodes":"10%"}]`, nil), held, 1, true},
+		{"record dropped, budget kept", stored, poolJSON(t, held, nil), held, 1, false},
+		{"record changed", stored, poolJSON(t, held, map[string]string{guardKey: `{"budget":{"nodes":"0"},"index":0,"since":"2020-01-01T00:00:00Z"}`}), held, 1, false},
+		{"resume", stored, poolJSON(t, `[{"nodes":"10%"}]`, map[string]string{resumed: "2026-01-05T09:00:00Z"}), "", 0, false},
+		{"a resumed time older than the hold is no resume", stored, poolJSON(t, `[{"nodes":"10%"}]`, map[string]string{resumed: "2026-01-04T09:00:00Z"}), held, 1, true},
+		{"an unreadable record is not kept", poolJSON(t, held, map[string]string{guardKey: "{"}), poolJSON(t, `[{"nodes":"10%"}]`, nil), "", 0, false},
+		{"no budgets at all", stored, poolJSON(t, `null`, map[string]string{guardKey: freeze}), `[{"nodes":"0","reasons":["Drifted"]}]`, 0, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			k, err := Keep(tt.write, tt.old)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantBudgets == "" {
+				if k != nil {
+					t.Fatalf("kept %+v, want nothing to keep", k)
+				}
+				return
+			}
+			if k == nil {
+				t.Fatal("nothing kept")
+			}
+			got, _ := json.Marshal(k.Budgets)
+			if string(got) != tt.wantBudgets || k.Marker.Index != tt.wantIndex || k.Restored != tt.restored {
+				t.Errorf("budgets %s index %d restored %v, want %s %d %v", got, k.Marker.Index, k.Restored, tt.wantBudgets, tt.wantIndex, tt.restored)
+			}
+			m, err := ReadMarker(map[string]string{guardKey: k.Record})
+			if err != nil || !m.Frozen() || m.Reason != "incident 42" || m.Index != tt.wantIndex {
+				t.Errorf("record %s: %+v %v", k.Record, m, err)
+			}
+		})
+	}
+}
