@@ -31,6 +31,10 @@ type Options struct {
 	Now func() time.Time
 	// Limits bound each evaluation; zero fields mean sandbox.DefaultLimits.
 	Limits sandbox.Limits
+	// Namespaces are the packages of --policy modules read as conftest
+	// policies (conftest's --namespace, globs allowed); nil means
+	// DefaultNamespaces. See conftest.go.
+	Namespaces []string
 
 	// evaluateEveryRuleEveryTime turns off the rule groups' memo, for tests
 	// that compare with it.
@@ -59,6 +63,9 @@ type Engine struct {
 	groups    []*memo.Group
 	groupRuns *memo.Memo[[]rawViolation]
 	limits    sandbox.Limits
+	// conftest are the rules of policies in conftest's layout, which
+	// EvaluateDocument runs; their entries are in catalog too.
+	conftest conftestQueries
 }
 
 // New loads, checks and compiles the built-in rules with the user's
@@ -72,7 +79,15 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cfg.CheckRuleIDs(func(id string) bool { _, ok := set.catalog.Lookup(id); return ok }); err != nil {
+	conftestCatalog, err := conftestRules(set.modules, set.userFiles, opts.Namespaces)
+	if err != nil {
+		return nil, err
+	}
+	known := func(id string) bool {
+		_, ok := set.catalog.Lookup(id)
+		return ok || slices.ContainsFunc(conftestCatalog, func(r Rule) bool { return r.ID == id })
+	}
+	if err := cfg.CheckRuleIDs(known); err != nil {
 		return nil, err
 	}
 	if err := checkPatchesDeclared(set.modules, set.catalog); err != nil {
@@ -95,9 +110,14 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	conftest, err := prepareConftest(ctx, compiler, store, budgets, conftestCatalog)
+	if err != nil {
+		return nil, err
+	}
 	e := &Engine{
 		cfg: cfg, catalog: set.catalog, byKey: map[string]Rule{}, queries: qs, selected: selected, wholeObjects: wholeObjects, now: opts.Now,
 		budgets: budgets, groups: groups, groupRuns: memo.New[[]rawViolation](budgets), limits: opts.Limits.WithDefaults(),
+		conftest: conftest,
 	}
 	if e.now == nil {
 		e.now = time.Now
@@ -105,6 +125,10 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	for _, r := range set.catalog {
 		e.byKey[r.key] = r
 	}
+	// The conftest rules join the catalog (for --list-rules and the formats
+	// that describe rules) only now: dispatch, grouping and the checks
+	// above are for karpgate's own rules.
+	e.catalog = slices.SortedStableFunc(slices.Values(append(slices.Clip(set.catalog), conftestCatalog...)), func(a, b Rule) int { return strings.Compare(a.ID, b.ID) })
 	if err := e.checkCost(ctx); err != nil {
 		return nil, err
 	}

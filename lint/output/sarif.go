@@ -111,6 +111,9 @@ func SARIF(w io.Writer, r *lint.Report, opts Options) error {
 			DefaultConfiguration: sarifConfig{Level: level(rule.Severity, "error", "warning")},
 			Properties:           map[string]any{"kinds": rule.Kinds, "builtin": rule.Builtin},
 		}
+		if rule.Namespace != "" {
+			sr.Properties["namespace"] = rule.Namespace
+		}
 		if rule.Description != "" {
 			sr.FullDescription = &sarifText{Text: rule.Description}
 		}
