@@ -65,10 +65,11 @@ func conftestRules(modules map[string]*ast.Module, userFiles []string, namespace
 			continue
 		}
 		for _, rule := range m.Rules {
-			name := rule.Head.Ref()[0].Value.String()
-			if v, ok := rule.Head.Ref()[0].Value.(ast.Var); ok {
-				name = string(v)
+			head, ok := rule.Head.Ref()[0].Value.(ast.Var)
+			if !ok {
+				continue
 			}
+			name := string(head)
 			severity := config.Warn
 			switch {
 			case conftestFailure.MatchString(name):

@@ -1,11 +1,15 @@
 package policies
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/internal/manifest"
+	"github.com/karpgate/karpgate/test/golden"
 )
 
 func nodePool(name string, annotations map[string]any, spec map[string]any) map[string]any {
@@ -103,4 +107,32 @@ func TestConftestNamespaceSelection(t *testing.T) {
 			t.Errorf("namespaces %v: HasDocumentRules = %v, want %v", tt.namespaces, got, tt.want)
 		}
 	}
+}
+
+// FuzzEvaluateDocument feeds arbitrary documents to a conftest policy, as
+// lint does with every document of its input: whatever a document holds,
+// evaluation must not panic, and only a policy's own mistake (an object
+// without msg) may fail it.
+func FuzzEvaluateDocument(f *testing.F) {
+	for _, s := range golden.Glob(f, "testdata/conftest/karpenter-v0/*.yaml") {
+		data, err := os.ReadFile(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte("kind: NodePool\nmetadata: {name: [1]}\nspec: {template: {spec: {expireAfter: Never}}}\n"))
+	f.Add([]byte("kind: [NodePool]\nmetadata: 7\n"))
+	e := newTestEngine(f, Options{PolicyDirs: []string{"testdata/conftest/karpenter-v0"}})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		objects, err := manifest.ReadAll([]string{"-"}, bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		for _, o := range objects {
+			if _, err := e.EvaluateDocument(context.Background(), o.Content); err != nil {
+				t.Fatalf("%s: %v", data, err)
+			}
+		}
+	})
 }
