@@ -3,6 +3,8 @@
 # test` runs in CI (test/e2e/dockerfile_test.go keeps the two identical), so
 # the image holds the binary the tests exercised: static (CGO_ENABLED=0),
 # trimmed paths, version and commit stamped in.
+# make exports GOTOOLCHAIN=go1.27.3: the build fetches that toolchain from
+# the Go module proxy, as a developer's make does.
 FROM --platform=$BUILDPLATFORM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./

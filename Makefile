@@ -6,6 +6,10 @@ SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := build
 
 GO          ?= go
+# Karpenter v1.15's modules need Go 1.26.10 or later; the Go module proxy
+# serves this toolchain, and the go command fetches it once and runs it.
+# .ci/run and the README export the same.
+export GOTOOLCHAIN := go1.27.3
 K8S_VERSION := v1.36.3
 ASSETS      := $(CURDIR)/bin/k8s/$(K8S_VERSION)
 TOOLS       := $(ASSETS)/kube-apiserver $(ASSETS)/etcd $(ASSETS)/kubectl \
@@ -24,7 +28,9 @@ ETCDCTL     := $(CURDIR)/bin/etcdctl/$(ETCDCTL_VERSION)/etcdctl
 HELM_VERSION := v3.22.0
 HELM        := $(CURDIR)/bin/helm/$(HELM_VERSION)/helm
 GOLANGCI_LINT_VERSION := v2.15.0
-GOLANGCI_LINT := $(CURDIR)/bin/golangci-lint/$(GOLANGCI_LINT_VERSION)/golangci-lint
+# golangci-lint type-checks the standard library of the Go that built it, so
+# its folder names that Go too: a toolchain bump builds it again.
+GOLANGCI_LINT := $(CURDIR)/bin/golangci-lint/$(GOLANGCI_LINT_VERSION)-$(GOTOOLCHAIN)/golangci-lint
 # Prometheus v3.14.0 is module version v0.314.0: hack/prometheus pins it, and
 # go.mod requires the same version for the PromQL parser the dashboard test
 # uses.

@@ -143,7 +143,7 @@ func (j *judgement) run(obj map[string]any) *Verdict {
 		j.add(Bounds, e, "")
 		errs = append(errs, e)
 	}
-	for _, e := range schemaobjectmeta.Validate(nil, in, ss, false) {
+	for _, e := range schemaobjectmeta.Validate(j.ctx, nil, in, ss, false) {
 		j.add(Metadata, e, "")
 		errs = append(errs, e)
 	}

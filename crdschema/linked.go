@@ -12,7 +12,7 @@ const LinkedModule = "github.com/aws/karpenter-provider-aws"
 // LinkedRelease is the version of LinkedModule that go.mod requires.
 // TestLinkedReleaseMatchesGoMod keeps the two equal; the build information
 // would say the same in a release binary, but test binaries carry none.
-const LinkedRelease = "v1.14.1"
+const LinkedRelease = "v1.15.1"
 
 // LinkedName names the linked set for people.
 const LinkedName = "Karpenter " + LinkedRelease + " (linked)"
