@@ -4,6 +4,12 @@
 # steps after it.
 set -euo pipefail
 cd "$GITHUB_ACTION_PATH"
+# The toolchain the Makefile builds with (Karpenter's modules need a newer Go
+# than go.mod's go line); go fetches it from the Go module proxy.
+if [[ -z "${GOTOOLCHAIN:-}" ]]; then
+  GOTOOLCHAIN=$(sed -n 's/^export GOTOOLCHAIN := //p' Makefile)
+  export GOTOOLCHAIN
+fi
 bin="$RUNNER_TEMP/karpgate-bin"
 mkdir -p "$bin"
 commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
