@@ -136,3 +136,17 @@ func TestConftestRulesAreListed(t *testing.T) {
 		}
 	}
 }
+
+// TestConftestTestsRunInVerify: the Rego tests beside conftest's example
+// policies pass under karpgate verify, as `conftest verify` passes them
+// (acceptance.bats: "4 tests, 4 passed").
+func TestConftestTestsRunInVerify(t *testing.T) {
+	ex := conftestExamples(t)
+	code, stdout, stderr := run(t, "", "verify", "-v", "--policy", ex+"/kubernetes/policy")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s%s", code, stdout, stderr)
+	}
+	if n := strings.Count(stdout, "PASS main.test_"); n != 4 {
+		t.Errorf("%d of conftest's 4 example tests passed:\n%s", n, stdout)
+	}
+}
