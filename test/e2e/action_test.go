@@ -123,10 +123,11 @@ func TestGitHubAction(t *testing.T) {
 	}
 	path := "PATH=" + strings.TrimSpace(string(added)) + string(os.PathListSeparator) + os.Getenv("PATH")
 
-	examples, err := crdsource.PinnedModuleDir(t.Context(), "conftest", "github.com/open-policy-agent/conftest")
+	conftest, err := crdsource.PinnedModuleDir(t.Context(), "conftest", "github.com/open-policy-agent/conftest")
 	if err != nil {
 		t.Fatal(err)
 	}
+	examples := filepath.Join(conftest, "examples")
 	fixtures := "cmd/karpgate/app/testdata"
 	tests := []struct {
 		name     string
