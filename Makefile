@@ -51,6 +51,12 @@ CONFTEST_VERSION    := v0.71.1
 CONFTEST            := $(CURDIR)/bin/conftest/$(CONFTEST_VERSION)/conftest
 KUBECONFORM_VERSION := v0.8.0
 KUBECONFORM         := $(CURDIR)/bin/kubeconform/$(KUBECONFORM_VERSION)/kubeconform
+# krew, for the release tests: krew-index's validate-krew-manifest checks
+# the krew manifest `make release` writes, and krew installs the plugin from
+# its archive. Pinned by hack/krew.
+KREW_VERSION  := v0.4.4
+KREW          := $(CURDIR)/bin/krew/$(KREW_VERSION)/krew
+VALIDATE_KREW := $(CURDIR)/bin/krew/$(KREW_VERSION)/validate-krew-manifest
 # Extra flags for bench-peers, e.g. BENCH_PEERS_FLAGS='-karpgate-baseline /tmp/karpgate-main -runs 5'.
 BENCH_PEERS_FLAGS ?=
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -87,8 +93,11 @@ export KARPGATE_KARPENTER_DIR := $(KARPENTER_DIR)
 export KARPGATE_KWOK := $(KWOK)
 # The storage migration tests read etcd with this etcdctl.
 export KARPGATE_ETCDCTL := $(ETCDCTL)
+# The release tests check the krew manifest with these.
+export KARPGATE_KREW := $(KREW)
+export KARPGATE_VALIDATE_KREW := $(VALIDATE_KREW)
 
-.PHONY: build tools etcdctl helm promtool golangci-lint peers manifests release-facts test unit e2e lint bench bench-peers load scale fuzz run clean help
+.PHONY: build tools etcdctl helm promtool golangci-lint peers krew release manifests release-facts test unit e2e lint bench bench-peers load scale fuzz run clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -139,6 +148,13 @@ $(KWOK):
 	@echo "building kwok $(KWOK_VERSION) from source"
 	cd hack/kwok && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ sigs.k8s.io/kwok/cmd/kwok
 
+krew: $(KREW) ## Build krew and validate-krew-manifest from the Go module proxy (once; cached), for the release tests.
+
+$(KREW) $(VALIDATE_KREW) &:
+	@mkdir -p $(dir $(KREW))
+	@echo "building krew $(KREW_VERSION) and validate-krew-manifest from source"
+	cd hack/krew && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(dir $(KREW)) sigs.k8s.io/krew/cmd/krew sigs.k8s.io/krew/cmd/validate-krew-manifest
+
 etcdctl: $(ETCDCTL) ## Build etcdctl from source (once; cached, with the control plane), for the storage migration tests.
 
 helm: $(HELM) ## Build helm from the Go module proxy (once; cached), for the chart tests.
@@ -180,6 +196,16 @@ $(KUBECONFORM):
 	@echo "building kubeconform $(KUBECONFORM_VERSION) from source"
 	cd hack/kubeconform && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ github.com/yannh/kubeconform/cmd/kubeconform
 
+# The version of a release: the v* tag checked out, or a snapshot named by
+# the commit (krew and Helm want semantic versions). Every archive entry and
+# SBOM is dated by the commit's time, so a rebuild gives the same bytes.
+RELEASE_VERSION   ?= $(shell git describe --tags --exact-match --match 'v*' 2>/dev/null || echo v0.0.0-snapshot.$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown))
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+RELEASE_FLAGS     ?=
+
+release: ## Release artifacts into dist/: archives for linux/darwin amd64/arm64, SBOMs, checksums, Helm chart, schema, krew manifest.
+	$(GO) run ./cmd/karpgate-dev release --version $(RELEASE_VERSION) --commit $(COMMIT) --date $(SOURCE_DATE_EPOCH) --out dist $(RELEASE_FLAGS)
+
 manifests: ## Regenerate manifests/ (kustomize base and overlays, monitoring, Helm chart) from the Go types.
 	$(GO) run ./cmd/karpgate-dev manifests --out manifests
 
@@ -205,7 +231,7 @@ UNIT_PACKAGES = $$($(GO) list ./... | grep -v /test/e2e)
 unit: promtool ## Only the tests that need no API server, with the race detector.
 	$(GO) test $(RACE) -count=1 -timeout 45m $(TEST_FLAGS) $(UNIT_PACKAGES)
 
-e2e: tools etcdctl helm promtool build ## Only the end-to-end tests, with the race detector.
+e2e: tools etcdctl helm promtool krew build ## Only the end-to-end tests, with the race detector.
 	$(GO) test $(RACE) -count=1 -timeout 45m $(TEST_FLAGS) ./test/e2e/...
 
 # go vet and golangci-lint compile the packages they check with the test

@@ -173,7 +173,9 @@ func Parse(source string, data []byte) (*Config, error) {
 	return c, nil
 }
 
-var kubernetesVersionPattern = regexp.MustCompile(`^v?1\.[0-9]+$`)
+// KubernetesVersionPattern is what kubernetesVersion must match; the JSON
+// Schema of karpgate.yaml (config/jsonschema) carries it too.
+var KubernetesVersionPattern = regexp.MustCompile(`^v?1\.[0-9]+$`)
 
 func (c *Config) validate() error {
 	if c.APIVersion != "" && c.APIVersion != APIVersion {
@@ -185,7 +187,7 @@ func (c *Config) validate() error {
 	if err := c.validateTimezone(); err != nil {
 		return err
 	}
-	if c.KubernetesVersion != "" && !kubernetesVersionPattern.MatchString(c.KubernetesVersion) {
+	if c.KubernetesVersion != "" && !KubernetesVersionPattern.MatchString(c.KubernetesVersion) {
 		return c.errorAt("kubernetesVersion", fmt.Sprintf("%q is not a Kubernetes minor version; write it like \"1.33\"", c.KubernetesVersion))
 	}
 	// Alias families are those of the Karpenter release configured, else

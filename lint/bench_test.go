@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/karpgate/karpgate/crdschema"
+	"github.com/karpgate/karpgate/policies"
 	"github.com/karpgate/karpgate/test/benchratio"
 )
 
@@ -161,4 +162,33 @@ func TestCorpusIsLintable(t *testing.T) {
 	if s.Documents != 100 || s.Objects != 60 || s.Skipped != 40 || s.Deny == 0 || s.Warn == 0 {
 		t.Fatalf("corpus does not exercise the rules: %+v", s)
 	}
+}
+
+// BenchmarkLintConftestPolicies lints the 10,000-document corpus with a
+// conftest policy loaded (policies/testdata/conftest/karpenter-v0, which
+// then judges every document, Deployments included) against the same lint
+// without it, alternating in the same process (x-without-conftest: how many
+// times longer), with the peak live heap of both.
+func BenchmarkLintConftestPolicies(b *testing.B) {
+	data := corpus(corpusDocuments)
+	plain := engineFor(b, nil)
+	withConftest, err := policies.New(context.Background(), policies.Options{PolicyDirs: []string{"../policies/testdata/conftest/karpenter-v0"}, Now: func() time.Time { return fixedNow }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	lintOnce := func(engine *policies.Engine, wantOthers int) func() {
+		return func() {
+			r, err := Run(context.Background(), Options{Inputs: []string{"-"}, Stdin: bytes.NewReader(data), Engine: engine})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if s := r.Summary(); s.Documents != corpusDocuments || s.Others != wantOthers {
+				b.Fatalf("linted %+v", s)
+			}
+		}
+	}
+	on, off := lintOnce(withConftest, corpusDocuments*4/10), lintOnce(plain, 0)
+	benchratio.Benchmark(b, on, map[string]func(){"x-without-conftest": off})
+	b.ReportMetric(float64(benchratio.PeakHeap(on))/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(benchratio.PeakHeap(off))/(1<<20), "peak-heap-without-conftest-MiB")
 }

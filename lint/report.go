@@ -26,9 +26,11 @@ type Report struct {
 	Sources []string
 	// Documents counts YAML/JSON documents, empty ones included.
 	Documents int
-	// Skipped counts objects that are not Karpenter kinds.
+	// Skipped counts objects that are not Karpenter kinds, unless policies
+	// in conftest's layout judged them.
 	Skipped int
-	// Objects are the Karpenter objects checked, in input order.
+	// Objects are the objects checked, in input order: every Karpenter
+	// object, and the others when conftest policies are loaded.
 	Objects []ObjectResult
 	// Rules is the engine's catalog, for formats that describe rules.
 	Rules policies.Catalog
@@ -52,6 +54,9 @@ type ObjectResult struct {
 	Name       string            `json:"name"`
 	Findings   []Finding         `json:"findings"`
 	Waived     []Finding         `json:"waived,omitempty"`
+	// OnlyDocumentRules marks an object of another kind than Karpenter's,
+	// which only the policies in conftest's layout judged.
+	OnlyDocumentRules bool `json:"-"`
 	// Stored is the object as the API server would store it (the CRD's
 	// defaults applied and marked, unknown fields pruned), with
 	// Options.KeepStored; nil otherwise or when no CRD judged it.
@@ -79,9 +84,11 @@ type Summary struct {
 	Files     int `json:"files"`
 	Documents int `json:"documents"`
 	Objects   int `json:"objects"`
-	Skipped   int `json:"skipped"`
-	Deny      int `json:"deny"`
-	Warn      int `json:"warn"`
+	// Others are the objects of other kinds the conftest policies judged.
+	Others  int `json:"others,omitempty"`
+	Skipped int `json:"skipped"`
+	Deny    int `json:"deny"`
+	Warn    int `json:"warn"`
 	// Audit counts findings whose action is audit: reported, never failing.
 	Audit  int `json:"audit"`
 	Waived int `json:"waived"`
@@ -89,8 +96,13 @@ type Summary struct {
 
 // Summary counts files, objects and findings by action.
 func (r *Report) Summary() Summary {
-	s := Summary{Files: len(r.Sources), Documents: r.Documents, Objects: len(r.Objects), Skipped: r.Skipped}
+	s := Summary{Files: len(r.Sources), Documents: r.Documents, Skipped: r.Skipped}
 	for _, o := range r.Objects {
+		if o.OnlyDocumentRules {
+			s.Others++
+		} else {
+			s.Objects++
+		}
 		for _, f := range o.Findings {
 			switch f.Action {
 			case config.Deny:

@@ -136,7 +136,13 @@ func (l *linter) check(ctx context.Context, o *manifest.Object) (checked, error)
 		Name:       o.Name(),
 		Position:   o.Position(""),
 	}}
-	var findings []policies.Finding
+	// conftest's input is the document as written: evaluated before a
+	// stage replaces the object with its stored form.
+	document, err := l.engine.EvaluateDocument(ctx, o.Content)
+	if err != nil {
+		return c, err
+	}
+	findings := append(document.Findings, document.Waived...)
 	for _, s := range l.stages {
 		var fs []policies.Finding
 		var err error
@@ -178,6 +184,34 @@ func (l *linter) check(ctx context.Context, o *manifest.Object) (checked, error)
 		}
 	}
 	return c, nil
+}
+
+// checkDocument runs the policies in conftest's layout, and only them, on
+// an object of another kind than Karpenter's.
+func (l *linter) checkDocument(ctx context.Context, o *manifest.Object) (checked, error) {
+	c := checked{result: ObjectResult{
+		Source:            o.Source,
+		APIVersion:        o.APIVersion(),
+		Kind:              o.Kind(),
+		Name:              o.Name(),
+		Position:          o.Position(""),
+		OnlyDocumentRules: true,
+	}}
+	res, err := l.engine.EvaluateDocument(ctx, o.Content)
+	if err != nil {
+		return c, err
+	}
+	c.result.Findings = l.locate(o, res.Findings)
+	c.result.Waived = l.locate(o, res.Waived)
+	return c, nil
+}
+
+func (l *linter) locate(o *manifest.Object, fs []policies.Finding) []Finding {
+	var out []Finding
+	for _, f := range fs {
+		out = append(out, Finding{Finding: f, File: o.Source, Position: o.Position(f.Path)})
+	}
+	return out
 }
 
 // forEach calls fn for 0..n-1 on up to workers goroutines and returns the

@@ -178,11 +178,17 @@ func (l *linter) process(ctx context.Context, j job) outcome {
 	}
 	out.document = true
 	for _, o := range doc.Objects {
-		if !policies.Handles(o.APIVersion(), o.Kind()) {
+		var c checked
+		var err error
+		switch {
+		case policies.Handles(o.APIVersion(), o.Kind()):
+			c, err = l.check(ctx, o)
+		case l.engine.HasDocumentRules():
+			c, err = l.checkDocument(ctx, o)
+		default:
 			out.skipped++
 			continue
 		}
-		c, err := l.check(ctx, o)
 		if err != nil {
 			out.err = err
 			return out
@@ -199,6 +205,10 @@ func (l *linter) collect(o outcome) {
 	}
 	l.report.Skipped += o.skipped
 	for _, c := range o.objects {
+		if c.result.OnlyDocumentRules {
+			l.report.Objects = append(l.report.Objects, c.result)
+			continue
+		}
 		l.inventory.Add(c.entry)
 		if c.deferred != nil {
 			c.deferred.object = len(l.report.Objects)

@@ -57,6 +57,9 @@ type Rule struct {
 	Waivable bool `json:"waivable"`
 	// Package is the rule's Rego package, e.g. data.karpgate.rules.ami_latest_production.
 	Package string `json:"package"`
+	// Namespace is set for a rule of a policy in conftest's layout: its
+	// package without "data." (main); see conftest.go.
+	Namespace string `json:"namespace,omitempty"`
 	// Builtin is false for rules loaded with --policy.
 	Builtin bool   `json:"builtin"`
 	File    string `json:"file"`

@@ -37,6 +37,10 @@ type Options struct {
 	// read its facts as data.karpgate.karpenter. nil means the newest
 	// release karpgate knows, whose CRDs the binary links.
 	Karpenter *release.Judged
+	// Namespaces are the packages of --policy modules read as conftest
+	// policies (conftest's --namespace, globs allowed); nil means
+	// DefaultNamespaces. See conftest.go.
+	Namespaces []string
 
 	// evaluateEveryRuleEveryTime turns off the rule groups' memo, for tests
 	// that compare with it.
@@ -72,6 +76,9 @@ type Engine struct {
 	// kind.
 	storedRules map[config.EnforcementPoint]map[string][]Rule
 	crossKinds  map[config.EnforcementPoint]map[string]bool
+	// conftest are the rules of policies in conftest's layout, which
+	// EvaluateDocument runs; their entries are in catalog too.
+	conftest conftestQueries
 }
 
 // New loads, checks and compiles the built-in rules with the user's
@@ -85,7 +92,20 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	lookup := set.catalog.Lookup
+	conftestCatalog, err := conftestRules(set.modules, set.userFiles, opts.Namespaces)
+	if err != nil {
+		return nil, err
+	}
+	lookup := func(id string) (Rule, bool) {
+		if r, ok := set.catalog.Lookup(id); ok {
+			return r, true
+		}
+		i := slices.IndexFunc(conftestCatalog, func(r Rule) bool { return r.ID == id })
+		if i < 0 {
+			return Rule{}, false
+		}
+		return conftestCatalog[i], true
+	}
 	if err := cfg.CheckRuleIDs(func(id string) bool { _, ok := lookup(id); return ok }, func(id string) bool { r, _ := lookup(id); return r.Waivable }); err != nil {
 		return nil, err
 	}
@@ -113,10 +133,15 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	conftest, err := prepareConftest(ctx, compiler, store, budgets, conftestCatalog)
+	if err != nil {
+		return nil, err
+	}
 	e := &Engine{
 		karpenter: judged,
 		cfg:       cfg, catalog: set.catalog, byKey: map[string]Rule{}, queries: qs, selected: selected, wholeObjects: wholeObjects, now: opts.Now,
 		budgets: budgets, groups: groups, groupRuns: memo.New[[]rawViolation](budgets), limits: opts.Limits.WithDefaults(),
+		conftest: conftest,
 	}
 	if e.now == nil {
 		e.now = time.Now
@@ -125,6 +150,10 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		e.byKey[r.key] = r
 	}
 	e.indexByKind()
+	// The conftest rules join the catalog (for --list-rules and the formats
+	// that describe rules) only now: dispatch, grouping, the kind index and
+	// the checks above are for karpgate's own rules.
+	e.catalog = slices.SortedStableFunc(slices.Values(append(slices.Clip(set.catalog), conftestCatalog...)), func(a, b Rule) int { return strings.Compare(a.ID, b.ID) })
 	if err := e.checkCost(ctx); err != nil {
 		return nil, err
 	}
@@ -133,45 +162,6 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 
 // Karpenter is the Karpenter version the engine judges objects by.
 func (e *Engine) Karpenter() release.Judged { return e.karpenter }
-
-func checkRulesDefineViolation(c *ast.Compiler, catalog Catalog) error {
-	for _, r := range catalog {
-		ref := ast.MustParseRef(r.Package).Append(ast.StringTerm("violation"))
-		if len(c.GetRulesExact(ref)) == 0 {
-			return fmt.Errorf("%s: rule %s (%s) defines no `violation contains ...` rule, so it can never report", r.File, r.ID, r.Package)
-		}
-	}
-	return nil
-}
-
-// checkPatchesDeclared refuses a rule whose violation is an object literal
-// with a "patch" key (the usual way to return a mutation) but that does not
-// declare custom.mutates, which the mutating webhook selects rules by. It
-// reads the modules as parsed: compiling rewrites head terms into variables.
-func checkPatchesDeclared(modules map[string]*ast.Module, catalog Catalog) error {
-	byPackage := map[string]Rule{}
-	for _, r := range catalog {
-		byPackage[r.Package] = r
-	}
-	for _, m := range modules {
-		r, isRule := byPackage[m.Package.Path.String()]
-		if !isRule || r.Mutates {
-			continue
-		}
-		for _, rule := range m.Rules {
-			if rule.Head.Name.String() != "violation" && rule.Head.Ref().String() != "violation" {
-				continue
-			}
-			if rule.Head.Key == nil {
-				continue
-			}
-			if obj, ok := rule.Head.Key.Value.(ast.Object); ok && obj.Get(ast.StringTerm("patch")) != nil {
-				return fmt.Errorf("%s: rule %s returns a \"patch\" but does not declare `mutates: true` under custom in its METADATA, so the mutating webhook would never run it", r.File, r.ID)
-			}
-		}
-	}
-	return nil
-}
 
 // Catalog returns every rule, built-in and user, ordered by ID.
 func (e *Engine) Catalog() Catalog { return e.catalog }

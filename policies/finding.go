@@ -16,6 +16,9 @@ type Finding struct {
 	Severity config.Action `json:"severity"`
 	Action   config.Action `json:"action"`
 	Message  string        `json:"message"`
+	// Package is the namespace of a conftest policy's finding (main), as
+	// conftest reports it; "" for karpgate's rules, whose ID names them.
+	Package string `json:"package,omitempty"`
 	// Path is a Kubernetes field path such as
 	// spec.disruption.budgets[1].schedule; "" means the whole object.
 	Path string `json:"path"`

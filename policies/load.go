@@ -29,6 +29,8 @@ type policySet struct {
 	modules map[string]*ast.Module
 	catalog Catalog
 	data    map[string]any
+	// userFiles are the --policy files, in load order.
+	userFiles []string
 }
 
 // reservedPackages may not be defined by user policies: the engine writes
@@ -85,6 +87,7 @@ func loadPolicySet(policyDirs, dataDirs []string, withTests bool) (*policySet, e
 			if err != nil {
 				return nil, err
 			}
+			set.userFiles = append(set.userFiles, file)
 			if err := checkUserPackage(file, m.Package.Path, builtinPackages); err != nil {
 				return nil, err
 			}
@@ -108,6 +111,13 @@ func wantRego(p string, withTests bool) bool {
 
 func (s *policySet) add(name string, src []byte, builtin bool) (*ast.Module, error) {
 	m, err := ast.ParseModuleWithOpts(name, string(src), ast.ParserOptions{ProcessAnnotation: true, RegoVersion: ast.RegoV1})
+	if err != nil && !builtin {
+		// Policies written for conftest before Rego v1 (deny[msg] { ... })
+		// load as they are: OPA compiles v0 modules beside v1 ones.
+		if v0, v0err := ast.ParseModuleWithOpts(name, string(src), ast.ParserOptions{ProcessAnnotation: true, RegoVersion: ast.RegoV0}); v0err == nil {
+			m, err = v0, nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", name, err)
 	}

@@ -17,5 +17,5 @@ import (
 )
 
 func main() {
-	os.Exit(app.Execute(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, newRunCommand, newManifestsCommand))
+	os.Exit(app.Execute(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, newRunCommand, newManifestsCommand, newReleaseCommand))
 }

@@ -19,6 +19,7 @@ type jsonFinding struct {
 	Kind         string `json:"kind"`
 	Name         string `json:"name"`
 	Rule         string `json:"rule"`
+	Package      string `json:"package,omitempty"`
 	Title        string `json:"title"`
 	Severity     string `json:"severity"`
 	Action       string `json:"action"`
@@ -70,7 +71,7 @@ func jsonFindings(fs []lint.Located) []jsonFinding {
 		jf := jsonFinding{
 			File: manifest.DisplayName(f.File), Line: f.Line, Column: f.Column,
 			APIVersion: f.Object.APIVersion, Kind: f.Object.Kind, Name: f.Object.Name,
-			Rule: f.RuleID, Title: f.Title, Severity: string(f.Severity), Action: string(f.Action),
+			Rule: f.RuleID, Package: f.Package, Title: f.Title, Severity: string(f.Severity), Action: string(f.Action),
 			Message: f.Message, Path: f.Path, Fix: f.Fix, WaiverReason: f.WaiverReason,
 		}
 		if len(f.Patch) > 0 {

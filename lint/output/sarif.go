@@ -112,6 +112,9 @@ func SARIF(w io.Writer, r *lint.Report, opts Options) error {
 			DefaultConfiguration: sarifConfig{Level: sarifLevel(rule.Severity)},
 			Properties:           map[string]any{"kinds": rule.Kinds, "builtin": rule.Builtin},
 		}
+		if rule.Namespace != "" {
+			sr.Properties["namespace"] = rule.Namespace
+		}
 		if rule.Description != "" {
 			sr.FullDescription = &sarifText{Text: rule.Description}
 		}

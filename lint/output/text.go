@@ -74,6 +74,9 @@ func Text(w io.Writer, r *lint.Report, opts Options) error {
 		verdict, s.Waived, plural(s.Objects, "Karpenter object", "Karpenter objects"),
 		plural(s.Files, "file", "files"), plural(s.Documents, "document", "documents"),
 		plural(s.Skipped, "other object", "other objects"))
+	if s.Others > 0 {
+		fmt.Fprintf(b, "; conftest policies also checked %s", plural(s.Others, "other object", "other objects"))
+	}
 	if r.CRDs != "" {
 		fmt.Fprintf(b, "; CRDs: %s", r.CRDs)
 	}

@@ -28,7 +28,7 @@ func TestShippedBinaryLinksNoGenerator(t *testing.T) {
 		if slices.Contains(generatorOnlyModules, mod) {
 			t.Errorf("cmd/karpgate links %s from generator-only module %s", pkg, mod)
 		}
-		for _, tree := range []string{"/install", "/internal/devcluster", "/cmd/karpgate-dev"} {
+		for _, tree := range []string{"/install", "/internal/devcluster", "/cmd/karpgate-dev", "/release", "/config/jsonschema"} {
 			if pkg == module+tree || strings.HasPrefix(pkg, module+tree+"/") {
 				t.Errorf("cmd/karpgate links %s", pkg)
 			}

@@ -77,6 +77,10 @@ type engineFlags struct {
 	policyDirs  []string
 	dataDirs    []string
 	now         string
+	// namespaces and allNamespaces select the --policy packages read in
+	// conftest's layout, as conftest's flags of the same names.
+	namespaces    []string
+	allNamespaces bool
 }
 
 func (f *engineFlags) register(cmd *cobra.Command) {
@@ -84,6 +88,8 @@ func (f *engineFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.environment, "environment", "", `environment of every object checked ("production" makes the production rules apply); overrides the config's`)
 	cmd.Flags().StringArrayVar(&f.policyDirs, "policy", nil, "folder of Rego policies compiled with the built-in rules (repeatable)")
 	cmd.Flags().StringArrayVar(&f.dataDirs, "data", nil, "folder of JSON/YAML data for policies, as opa's --data (repeatable)")
+	cmd.Flags().StringArrayVar(&f.namespaces, "namespace", policies.DefaultNamespaces, "package of --policy modules in conftest's layout (deny, violation, warn and exception rules); globs like 'c*' (repeatable)")
+	cmd.Flags().BoolVar(&f.allNamespaces, "all-namespaces", false, "read every --policy package outside data.karpgate as conftest policies")
 	cmd.Flags().StringVar(&f.now, "now", "", "evaluate time-dependent rules (budget windows) as of this RFC 3339 instant instead of the current time")
 }
 
@@ -120,7 +126,11 @@ func (f *engineFlags) build(ctx context.Context, karpenter *release.Judged) (*po
 	if err != nil {
 		return nil, err
 	}
-	return policies.New(ctx, policies.Options{Config: cfg, PolicyDirs: f.policyDirs, DataDirs: f.dataDirs, Now: clock, Karpenter: karpenter})
+	namespaces := f.namespaces
+	if f.allNamespaces {
+		namespaces = []string{"*"}
+	}
+	return policies.New(ctx, policies.Options{Config: cfg, PolicyDirs: f.policyDirs, DataDirs: f.dataDirs, Now: clock, Namespaces: namespaces, Karpenter: karpenter})
 }
 
 func newLintCommand(s Streams) *cobra.Command {

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -52,6 +55,7 @@ admission webhook), and explains what disruption budgets allow.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: DisplayName(os.Args[0])}
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
@@ -75,6 +79,18 @@ admission webhook), and explains what disruption budgets allow.`,
 		root.AddCommand(runIsForDevelopers())
 	}
 	return root
+}
+
+// DisplayName is the command name help and usage show, from the name the
+// binary was run by: installed as kubectl-karpgate (krew does that), kubectl
+// runs it for `kubectl karpgate ...`, and the help says so.
+func DisplayName(argv0 string) string {
+	base := strings.TrimSuffix(filepath.Base(argv0), ".exe")
+	if plugin, ok := strings.CutPrefix(base, "kubectl-"); ok && plugin != "" {
+		// kubectl maps a dash in `kubectl a-b` to an underscore in the file name.
+		return "kubectl " + strings.ReplaceAll(plugin, "_", "-")
+	}
+	return "karpgate"
 }
 
 // runIsForDevelopers answers `karpgate run` in the shipped binary, which

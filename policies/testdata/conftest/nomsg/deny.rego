@@ -1,0 +1,5 @@
+package main
+
+deny contains {"message": "msg is misspelled"} if {
+	input.kind == "NodePool"
+}
