@@ -136,7 +136,7 @@ func runSweep(t testing.TB, a *auditor) fullAudit {
 	return got
 }
 
-func newTestAuditor(t testing.TB, engines Engines, objects objectSource) *auditor {
+func newTestAuditor(_ testing.TB, engines Engines, objects objectSource) *auditor {
 	a := newAuditor(engines, objects, 1e9, logr.Discard())
 	a.limiter = rate.NewLimiter(rate.Inf, 1)
 	a.now = func() time.Time { return now }

@@ -39,7 +39,7 @@ func Setup(mgr manager.Manager, opts Options) (*Audit, error) {
 		return nil, err
 	}
 	scheme := runtime.NewScheme()
-	if err := orv1.AddToScheme(scheme); err != nil {
+	if err := orv1.Install(scheme); err != nil {
 		return nil, err
 	}
 	c, err := client.New(mgr.GetConfig(), client.Options{Scheme: scheme, Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient()})
@@ -60,7 +60,7 @@ func Setup(mgr manager.Manager, opts Options) (*Audit, error) {
 	return a, nil
 }
 
-// NeedLeaderElection: only the leader audits; its informers start with it.
+// NeedLeaderElection is true: only the leader audits; its informers start with it.
 func (a *Audit) NeedLeaderElection() bool { return true }
 
 // Start watches the stored objects, judges them all, then keeps judging

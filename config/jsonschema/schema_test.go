@@ -88,7 +88,7 @@ func TestSchemaRefusesWhatKarpgateRefuses(t *testing.T) {
 		{"empty keys read as unset", "production:\namis:\nrules:\nenvironment:\n", false, false},
 		{"wrong apiVersion", "apiVersion: karpgate.io/v1\n", false, false},
 		{"wrong kind", "kind: Settings\n", false, false},
-		{"unknown top-level key", "enviroment: production\n", false, false},
+		{"unknown top-level key", "environmnt: production\n", false, false},
 		{"unknown nested key", "production:\n  value: [prod]\n", false, false},
 		{"production lists", "production:\n  values: [prod]\n  labels: [env]\n  tags: [Environment]\n", false, false},
 		{"production value not a list", "production:\n  values: prod\n", false, false},

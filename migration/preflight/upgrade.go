@@ -118,7 +118,7 @@ func checkCRDsFirst(sc *scope) []Finding {
 				note = fmt.Sprintf("serves %s, %s serves %s", strings.Join(v.served, ","), to.Version, strings.Join(k.Served, ","))
 			}
 		}
-		if note == "" && !(sc.s.Live && !have) {
+		if note == "" && (!sc.s.Live || have) {
 			continue
 		}
 		if note == "" {

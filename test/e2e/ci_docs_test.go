@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,7 +114,8 @@ func TestCIDocsShellAndGitLab(t *testing.T) {
 				cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
 				cmd.Dir, cmd.Env = dir, append(os.Environ(), path)
 				out, err := cmd.CombinedOutput()
-				exit, _ := err.(*exec.ExitError)
+				var exit *exec.ExitError
+				errors.As(err, &exit)
 				switch {
 				case !bad && err != nil:
 					t.Fatalf("%v on a clean repository:\n%s", err, out)

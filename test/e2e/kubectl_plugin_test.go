@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,7 +28,7 @@ func TestKubectlPlugin(t *testing.T) {
 		cmd.Dir = "../.."
 		out, err := cmd.CombinedOutput()
 		code := 0
-		if exit, ok := err.(*exec.ExitError); ok {
+		if exit := (*exec.ExitError)(nil); errors.As(err, &exit) {
 			code = exit.ExitCode()
 		} else if err != nil {
 			t.Fatalf("kubectl %s: %v", strings.Join(args, " "), err)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,7 +58,7 @@ func TestPreCommitHook(t *testing.T) {
 		cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
 		cmd.Dir, cmd.Env = repo, env
 		out, err := cmd.CombinedOutput()
-		if exit, ok := err.(*exec.ExitError); ok {
+		if exit := (*exec.ExitError)(nil); errors.As(err, &exit) {
 			return string(out), exit.ExitCode()
 		} else if err != nil {
 			t.Fatal(err)

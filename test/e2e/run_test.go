@@ -65,7 +65,7 @@ func TestRunRefusesAnUnknownKarpenterVersion(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
 		t.Fatalf("karpgate run --karpenter-version v1.3.0: %v, want exit 3\n%s", err, stderr.String())
 	}
-	if want := `--karpenter-version: Karpenter "v1.3.0": the local cluster runs v1.15.0 or v1.0.8`; !strings.Contains(stderr.String(), want) {
+	if want := `--karpenter-version: version "v1.3.0": the local cluster runs Karpenter v1.15.0 or v1.0.8`; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {

@@ -122,7 +122,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 	}
 	if release.Converts != (len(reviewVersions) > 0) {
-		return nil, fmt.Errorf("Karpenter %s's CRDs (%s) declare %d conversion webhooks; the release says it converts: %v", release, release.CRDs, len(reviewVersions), release.Converts)
+		return nil, fmt.Errorf("the CRDs of Karpenter %s (%s) declare %d conversion webhooks; the release says it converts: %v", release, release.CRDs, len(reviewVersions), release.Converts)
 	}
 	c = &Cluster{
 		Release:    release,

@@ -55,7 +55,7 @@ func PinnedModuleDir(ctx context.Context, hackModule, module string) (string, er
 	runErr := cmd.Run()
 	var info struct{ Dir, Error string }
 	if err := json.Unmarshal(stdout.Bytes(), &info); err != nil || info.Dir == "" {
-		return "", fmt.Errorf("go mod download %s@%s: %v %s %s", module, version, runErr, info.Error, stderr.String())
+		return "", fmt.Errorf("go mod download %s@%s: %w %s %s", module, version, runErr, info.Error, stderr.String())
 	}
 	// The folder is what the tests read, so it is what is checked: a
 	// module cache edited by hand must not pass for the pinned release.

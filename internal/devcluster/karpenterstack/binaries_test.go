@@ -80,7 +80,7 @@ func TestFindRelease(t *testing.T) {
 		{"v1.0.8", "v1.0.8", ""},
 		{"1.15.0", "v1.15.0", ""},
 		{" v1.15.0 ", "v1.15.0", ""},
-		{"v1.14.1", "", `Karpenter "v1.14.1": the local cluster runs v1.15.0 or v1.0.8`},
+		{"v1.14.1", "", `version "v1.14.1": the local cluster runs Karpenter v1.15.0 or v1.0.8`},
 		{"", "", "pick one of them"},
 	} {
 		r, err := FindRelease(tt.in)

@@ -72,7 +72,7 @@ func FindRelease(version string) (Release, error) {
 		}
 		known = append(known, r.Version)
 	}
-	return Release{}, fmt.Errorf("Karpenter %q: the local cluster runs %s; pick one of them", version, strings.Join(known, " or "))
+	return Release{}, fmt.Errorf("version %q: the local cluster runs Karpenter %s; pick one of them", version, strings.Join(known, " or "))
 }
 
 // String is the version, "v1.15.0".
