@@ -97,7 +97,7 @@ export KARPGATE_ETCDCTL := $(ETCDCTL)
 export KARPGATE_KREW := $(KREW)
 export KARPGATE_VALIDATE_KREW := $(VALIDATE_KREW)
 
-.PHONY: build tools etcdctl helm promtool golangci-lint peers krew release manifests release-facts test unit e2e lint bench bench-peers load scale fuzz run clean help
+.PHONY: build tools etcdctl helm promtool golangci-lint pre-commit peers krew release manifests release-facts test unit e2e lint bench bench-peers load scale fuzz run clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -231,8 +231,21 @@ UNIT_PACKAGES = $$($(GO) list ./... | grep -v /test/e2e)
 unit: promtool ## Only the tests that need no API server, with the race detector.
 	$(GO) test $(RACE) -count=1 -timeout 45m $(TEST_FLAGS) $(UNIT_PACKAGES)
 
-e2e: tools etcdctl helm promtool krew build ## Only the end-to-end tests, with the race detector.
+e2e: tools etcdctl helm promtool krew pre-commit build ## Only the end-to-end tests, with the race detector.
 	$(GO) test $(RACE) -count=1 -timeout 45m $(TEST_FLAGS) ./test/e2e/...
+
+# The pre-commit e2e test drives the real pre-commit, a Python program: the
+# one client installed from Debian's packages rather than built from Go
+# modules. As root (CI, a fresh container) make installs it; otherwise it
+# says the command to run.
+pre-commit: ## Install the real pre-commit (Debian's package) the pre-commit e2e test drives, if missing.
+	@command -v pre-commit >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing pre-commit from Debian's packages"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pre-commit; \
+	  else \
+	    echo "pre-commit is missing: sudo apt-get install -y pre-commit (or pipx install pre-commit)" >&2; exit 1; \
+	  fi; }
 
 # go vet and golangci-lint compile the packages they check with the test
 # runs' flags ($(RACE); GOFLAGS reaches golangci-lint's go list), so those

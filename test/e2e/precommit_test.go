@@ -12,7 +12,7 @@ import (
 	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
 )
 
-// TestPreCommitHook runs the real pre-commit (Debian's package; .ci/run
+// TestPreCommitHook runs the real pre-commit (Debian's package; make e2e
 // installs it) with the .pre-commit-config.yaml of docs/ci.md, pointed at
 // this checkout's commit, in a throwaway repository laid out like
 // examples/ci: pre-commit builds the karpgate-lint hook with `go install`
@@ -23,7 +23,7 @@ import (
 func TestPreCommitHook(t *testing.T) {
 	preCommit, err := exec.LookPath("pre-commit")
 	if err != nil {
-		t.Fatal("pre-commit is not installed: apt-get install -y pre-commit (.ci/run does it on a fresh machine)")
+		t.Fatal("pre-commit is not installed: run make pre-commit (as root it installs Debian's package) or apt-get install -y pre-commit")
 	}
 	root, err := crdsource.RepoRoot()
 	if err != nil {
