@@ -37,7 +37,7 @@ func ReasonsOf(version string) ([]Reason, error) {
 	minorText, _, _ := strings.Cut(rest, ".")
 	minor, err := strconv.Atoi(minorText)
 	if major != "1" || err != nil || minor < 0 {
-		return nil, fmt.Errorf("Karpenter version %q: write v1.MINOR, such as v1.15 or v1.0.8", version)
+		return nil, fmt.Errorf("not a Karpenter version: %q; write v1.MINOR, such as v1.15 or v1.0.8", version)
 	}
 	if minor < 15 {
 		return reasonsBeforeV1_15, nil

@@ -104,7 +104,7 @@ func TestBudgetsCommand(t *testing.T) {
 			wantCode: 1,
 			want:     []string{`"Unhealthy" is not a disruption reason; the reasons are Underutilized, Empty and Drifted (case matters) [rejected by the API server]`},
 		},
-		{name: "bad --karpenter-version", args: []string{"budgets", budgetFixtures, "--karpenter-version=latest"}, wantCode: 3, wantErr: `--karpenter-version: Karpenter version "latest": write v1.MINOR`},
+		{name: "bad --karpenter-version", args: []string{"budgets", budgetFixtures, "--karpenter-version=latest"}, wantCode: 3, wantErr: `--karpenter-version: not a Karpenter version: "latest"; write v1.MINOR`},
 		{name: "negative --not-ready", args: []string{"budgets", budgetFixtures, "--not-ready=-2"}, wantCode: 3, wantErr: "cannot be negative"},
 		{name: "bad --from", args: []string{"budgets", budgetFixtures, "--from=monday"}, wantCode: 3, wantErr: `--from "monday": want an RFC 3339 time`},
 		{name: "from after to", args: []string{"budgets", budgetFixtures, week, "--to=2025-01-05T00:00:00Z"}, wantCode: 3, wantErr: "must be before --to"},
