@@ -57,6 +57,11 @@ KUBECONFORM         := $(CURDIR)/bin/kubeconform/$(KUBECONFORM_VERSION)/kubeconf
 KREW_VERSION  := v0.4.4
 KREW          := $(CURDIR)/bin/krew/$(KREW_VERSION)/krew
 VALIDATE_KREW := $(CURDIR)/bin/krew/$(KREW_VERSION)/validate-krew-manifest
+# Karpenter v1.0.8's own budget code for the fidelity tests (budget/fidelity):
+# a binary links one version of sigs.k8s.io/karpenter, and karpgate links
+# v1.15, so v1.0.8 answers from the build-only module hack/budget-oracle-v1.0.8.
+BUDGET_ORACLE_KARPENTER := v1.0.8
+BUDGET_ORACLE       := $(CURDIR)/bin/budget-oracle/$(BUDGET_ORACLE_KARPENTER)/budget-oracle
 # Extra flags for bench-peers, e.g. BENCH_PEERS_FLAGS='-karpgate-baseline /tmp/karpgate-main -runs 5'.
 BENCH_PEERS_FLAGS ?=
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -96,8 +101,10 @@ export KARPGATE_ETCDCTL := $(ETCDCTL)
 # The release tests check the krew manifest with these.
 export KARPGATE_KREW := $(KREW)
 export KARPGATE_VALIDATE_KREW := $(VALIDATE_KREW)
+# The budget fidelity tests ask Karpenter v1.0.8's code through this oracle.
+export KARPGATE_BUDGET_ORACLE := $(BUDGET_ORACLE)
 
-.PHONY: build tools etcdctl helm promtool golangci-lint pre-commit peers krew release manifests release-facts test unit e2e lint bench bench-peers load scale fuzz run clean help
+.PHONY: build tools etcdctl helm promtool budget-oracle golangci-lint pre-commit peers krew release manifests release-facts test unit e2e lint bench bench-peers load scale fuzz run clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -175,6 +182,14 @@ $(PROMTOOL):
 	  -ldflags '-s -w -X github.com/prometheus/common/version.Version=$(PROMETHEUS_VERSION:v%=%)' \
 	  -o $@ github.com/prometheus/prometheus/cmd/promtool
 
+budget-oracle: $(BUDGET_ORACLE) ## Build the oracle answering with Karpenter v1.0.8's budget code, for the budget fidelity tests.
+
+# Rebuilt every time, as bin/karpgate is: main.go is ours and changes, and
+# Go's own cache makes an unchanged build instant.
+$(BUDGET_ORACLE): FORCE
+	@mkdir -p $(dir $@)
+	cd hack/budget-oracle-$(BUDGET_ORACLE_KARPENTER) && CGO_ENABLED=0 $(GO) build -trimpath -o $@ .
+
 golangci-lint: $(GOLANGCI_LINT) ## Build golangci-lint from the Go module proxy (once; cached), for make lint.
 
 $(GOLANGCI_LINT):
@@ -228,7 +243,7 @@ endif
 
 UNIT_PACKAGES = $$($(GO) list ./... | grep -v /test/e2e)
 
-unit: promtool ## Only the tests that need no API server, with the race detector.
+unit: promtool budget-oracle ## Only the tests that need no API server, with the race detector.
 	$(GO) test $(RACE) -count=1 -timeout 45m $(TEST_FLAGS) $(UNIT_PACKAGES)
 
 e2e: tools etcdctl helm promtool krew pre-commit build ## Only the end-to-end tests, with the race detector.

@@ -45,15 +45,24 @@ func (a Allowance) String() string {
 	}
 }
 
-// Set is a NodePool's budgets compiled once. It is immutable and safe for
-// concurrent use.
+// Set is a NodePool's budgets compiled once, for the reasons of one
+// Karpenter release. It is immutable and safe for concurrent use.
 type Set struct {
 	budgets []*Compiled
+	reasons []Reason
 }
 
-// CompileSet parses every budget of a NodePool once.
+// CompileSet parses every budget of a NodePool once, for the reasons of the
+// newest Karpenter release (Reasons).
 func CompileSet(budgets []Budget) *Set {
-	s := &Set{budgets: make([]*Compiled, len(budgets))}
+	return CompileSetFor(Reasons, budgets)
+}
+
+// CompileSetFor parses every budget of a NodePool once, for a release whose
+// budgets can name reasons (see ReasonsOf): every answer of the set covers
+// those reasons, in that order.
+func CompileSetFor(reasons []Reason, budgets []Budget) *Set {
+	s := &Set{budgets: make([]*Compiled, len(budgets)), reasons: reasons}
 	for i, b := range budgets {
 		s.budgets[i] = Compile(b)
 	}
@@ -63,40 +72,37 @@ func CompileSet(budgets []Budget) *Set {
 // Budgets returns the compiled budgets in spec order.
 func (s *Set) Budgets() []*Compiled { return s.budgets }
 
+// Reasons returns the reasons the set answers for, in Karpenter's order.
+func (s *Set) Reasons() []Reason { return s.reasons }
+
 // Allowed returns the allowance of every reason at now. See Set.Allowed.
-func Allowed(budgets []Budget, nodes, disrupting int, now time.Time) (map[Reason]Allowance, error) {
-	return CompileSet(budgets).Allowed(nodes, disrupting, now)
+func Allowed(budgets []Budget, counts Counts, now time.Time) (map[Reason]Allowance, error) {
+	return CompileSet(budgets).Allowed(counts, now)
 }
 
-// Allowed returns the allowance of every reason at now for a NodePool of
-// nodes nodes, disrupting of which are already being disrupted. The error
-// is only for negative counts; invalid budgets show as Blocked allowances.
-func (s *Set) Allowed(nodes, disrupting int, now time.Time) (map[Reason]Allowance, error) {
-	if err := checkCounts(nodes, disrupting); err != nil {
+// Allowed returns the allowance of every reason at now for a NodePool with
+// counts. The error is only for counts that cannot be; invalid budgets show
+// as Blocked allowances.
+func (s *Set) Allowed(counts Counts, now time.Time) (map[Reason]Allowance, error) {
+	if err := counts.Check(); err != nil {
 		return nil, err
 	}
 	active := make([]bool, len(s.budgets))
 	for i, c := range s.budgets {
 		active[i] = c.Active(now)
 	}
-	out := make(map[Reason]Allowance, len(Reasons))
-	for _, r := range Reasons {
-		out[r] = s.allowance(r, active, nodes, disrupting)
+	out := make(map[Reason]Allowance, len(s.reasons))
+	for _, r := range s.reasons {
+		out[r] = s.allowance(r, active, counts)
 	}
 	return out, nil
 }
 
-func checkCounts(nodes, disrupting int) error {
-	if nodes < 0 || disrupting < 0 {
-		return fmt.Errorf("node counts cannot be negative (nodes %d, disrupting %d)", nodes, disrupting)
-	}
-	return nil
-}
-
 // allowance is the one place where Karpenter's rule is applied, given which
 // budgets are active: any failing budget blocks every reason; otherwise the
-// minimum limit over the active budgets covering r, minus disrupting, floor 0.
-func (s *Set) allowance(r Reason, active []bool, nodes, disrupting int) Allowance {
+// minimum limit over the active budgets covering r, minus the nodes using
+// up r's budget, floor 0.
+func (s *Set) allowance(r Reason, active []bool, counts Counts) Allowance {
 	var a Allowance
 	var causes []string
 	for i, c := range s.budgets {
@@ -118,7 +124,7 @@ func (s *Set) allowance(r Reason, active []bool, nodes, disrupting int) Allowanc
 		if !active[i] || !c.appliesTo(r) {
 			continue
 		}
-		limit, _ := c.Limit(nodes) // nodesErr was handled above
+		limit, _ := c.Limit(counts.Nodes) // nodesErr was handled above
 		switch {
 		case a.Unlimited || limit < a.Limit:
 			a.Unlimited, a.Limit, a.Binding = false, limit, []int{c.Index}
@@ -127,7 +133,7 @@ func (s *Set) allowance(r Reason, active []bool, nodes, disrupting int) Allowanc
 		}
 	}
 	if !a.Unlimited {
-		a.Count = max(a.Limit-disrupting, 0)
+		a.Count = max(a.Limit-counts.Consuming(r), 0)
 	}
 	return a
 }

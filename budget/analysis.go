@@ -113,9 +113,9 @@ func (s *Set) AnalyzeSpanWith(start time.Time, windows *SpanWindows) Analysis {
 		}
 		out.Budgets = append(out.Budgets, entry)
 	}
-	timeline := s.timeline(analysisNodes, 0, start, end, active)
-	out.Reasons = make(map[Reason]ReasonAnalysis, len(Reasons))
-	for _, r := range Reasons {
+	timeline := s.timeline(Counts{Nodes: analysisNodes}, start, end, active)
+	out.Reasons = make(map[Reason]ReasonAnalysis, len(s.reasons))
+	for _, r := range s.reasons {
 		out.Reasons[r] = s.analyzeReason(r, timeline[r], start)
 	}
 	return out

@@ -52,7 +52,7 @@ func nextLoop(set *Set, from, to time.Time) int {
 func minuteScan(set *Set, from, to time.Time) int {
 	n := 0
 	for t := from; t.Before(to); t = t.Add(time.Minute) {
-		a, _ := set.Allowed(20, 1, t)
+		a, _ := set.Allowed(Disrupted(20, 1), t)
 		n += a[Drifted].Count
 	}
 	return n
@@ -61,7 +61,7 @@ func minuteScan(set *Set, from, to time.Time) int {
 func BenchmarkAllowed(b *testing.B) {
 	set := CompileSet(benchBudgets(7))
 	benchratio.Benchmark(b, func() {
-		if _, err := set.Allowed(20, 1, benchFrom); err != nil {
+		if _, err := set.Allowed(Disrupted(20, 1), benchFrom); err != nil {
 			b.Fatal(err)
 		}
 	}, map[string]func(){"x-bare-next": func() { nextPerBudget(set, benchFrom) }})
@@ -81,7 +81,7 @@ func BenchmarkAllowed200NodePools(b *testing.B) {
 	sets := benchSets()
 	benchratio.Benchmark(b, func() {
 		for _, s := range sets {
-			if _, err := s.Allowed(20, 1, benchFrom); err != nil {
+			if _, err := s.Allowed(Disrupted(20, 1), benchFrom); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -103,7 +103,7 @@ func BenchmarkTimelineWeek(b *testing.B) {
 	set := CompileSet(benchBudgets(7))
 	to := benchFrom.Add(7 * 24 * time.Hour)
 	benchratio.Benchmark(b, func() {
-		if _, err := set.Timeline(20, 1, benchFrom, to); err != nil {
+		if _, err := set.Timeline(Disrupted(20, 1), benchFrom, to); err != nil {
 			b.Fatal(err)
 		}
 	}, map[string]func(){
@@ -118,7 +118,7 @@ func BenchmarkTimelineWeekDense(b *testing.B) {
 	set := CompileSet([]Budget{scheduled(0, "1", "*/20 * * * *", "30m")})
 	to := benchFrom.Add(7 * 24 * time.Hour)
 	benchratio.Benchmark(b, func() {
-		if _, err := set.Timeline(20, 1, benchFrom, to); err != nil {
+		if _, err := set.Timeline(Disrupted(20, 1), benchFrom, to); err != nil {
 			b.Fatal(err)
 		}
 	}, map[string]func(){"x-next-loop": func() { nextLoop(set, benchFrom, to) }})
@@ -130,7 +130,7 @@ func BenchmarkNextChange200NodePools(b *testing.B) {
 	sets := benchSets()
 	benchratio.Benchmark(b, func() {
 		for _, s := range sets {
-			if _, err := s.NextChange(20, 1, benchFrom, DefaultHorizon); err != nil {
+			if _, err := s.NextChange(Disrupted(20, 1), benchFrom, DefaultHorizon); err != nil {
 				b.Fatal(err)
 			}
 		}

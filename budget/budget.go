@@ -4,22 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/karpgate/karpgate/internal/karpenter"
 )
-
-// Reason is a voluntary disruption reason a v1 budget can name.
-type Reason string
-
-// The reasons, spelled as the v1 API spells them (case matters).
-const (
-	Underutilized Reason = karpenter.ReasonUnderutilized
-	Empty         Reason = karpenter.ReasonEmpty
-	Drifted       Reason = karpenter.ReasonDrifted
-)
-
-// Reasons lists every reason in Karpenter's order.
-var Reasons = []Reason{Underutilized, Empty, Drifted}
 
 // DefaultNodes is the CRD default of a budget's nodes, and of the single
 // budget a NodePool gets when it writes none.
@@ -36,7 +21,8 @@ type Budget struct {
 	Nodes string
 	// Schedule and Duration are nil when the field is absent.
 	Schedule, Duration *string
-	// Reasons nil means all three reasons; empty but not nil means none.
+	// Reasons nil means every reason of the Karpenter release; empty but
+	// not nil means none.
 	Reasons []string
 	// Defaulted marks the budget the CRD supplies when none is written.
 	Defaulted bool
@@ -73,7 +59,9 @@ func (b Budget) Name() string {
 }
 
 // appliesTo reports whether the budget restricts reason r. The match is
-// exact, as Karpenter's is: "drifted" covers nothing.
+// exact, as Karpenter's is: "drifted" covers nothing. A budget that names
+// no reasons covers every reason of the release, Unhealthy included from
+// v1.15 on (GetAllowedDisruptionsByReason tests Reasons == nil).
 func (b Budget) appliesTo(r Reason) bool {
 	if b.Reasons == nil {
 		return true

@@ -70,10 +70,12 @@ func Compile(b Budget) *Compiled {
 }
 
 // compileNodes reads nodes as Karpenter does: an integer when strconv.Atoi
-// accepts it, otherwise a percentage ending in "%".
+// accepts it, otherwise a percentage ending in "%". Karpenter keeps the
+// integer in an int32 (intstr.FromInt), so a count the CRD's pattern lets
+// through beyond 2147483647 wraps: "4294967297" allows 1.
 func (c *Compiled) compileNodes() {
 	if n, err := strconv.Atoi(c.Nodes); err == nil {
-		c.nodes = n
+		c.nodes = int(int32(n))
 		return
 	}
 	pct, found := strings.CutSuffix(c.Nodes, "%")

@@ -17,12 +17,14 @@ func ExampleSet_Allowed() {
 	})
 	for _, now := range []string{"2025-01-06T10:00:00Z", "2025-01-06T18:00:00Z"} {
 		t, _ := time.Parse(time.RFC3339, now)
-		allowed, _ := set.Allowed(12, 2, t)
-		fmt.Println(now, "Drifted:", allowed[budget.Drifted], "Empty:", allowed[budget.Empty])
+		// 12 nodes: one being replaced, one NotReady. Unhealthy's budget
+		// (node repair, Karpenter v1.15) does not count the NotReady one.
+		allowed, _ := set.Allowed(budget.Counts{Nodes: 12, Disrupting: 2, NotReady: 1}, t)
+		fmt.Println(now, "Drifted:", allowed[budget.Drifted], "Empty:", allowed[budget.Empty], "Unhealthy:", allowed[budget.Unhealthy])
 	}
 	// Output:
-	// 2025-01-06T10:00:00Z Drifted: 0 Empty: 10
-	// 2025-01-06T18:00:00Z Drifted: unlimited Empty: 10
+	// 2025-01-06T10:00:00Z Drifted: 0 Empty: 10 Unhealthy: unlimited
+	// 2025-01-06T18:00:00Z Drifted: unlimited Empty: 10 Unhealthy: unlimited
 }
 
 func ExampleScheduleFix() {

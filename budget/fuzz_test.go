@@ -50,11 +50,11 @@ func FuzzBudget(f *testing.F) {
 		// Keep the clock within years robfig/cron handles (1970-2200).
 		from := time.Unix(0, 0).UTC().Add(time.Duration(uint64(unix)%(230*365*24)) * time.Hour)
 		set := CompileSet([]Budget{b, {Index: 1, Nodes: "10%", Reasons: []string{"Drifted"}}})
-		now, err := set.Allowed(int(count), int(disrupting), from)
+		now, err := set.Allowed(Disrupted(int(count), int(disrupting)), from)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tl, err := set.Timeline(int(count), int(disrupting), from, from.Add(48*time.Hour))
+		tl, err := set.Timeline(Disrupted(int(count), int(disrupting)), from, from.Add(48*time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +67,7 @@ func FuzzBudget(f *testing.F) {
 				t.Fatalf("%s: negative count %d", r, a.Count)
 			}
 		}
-		_, _ = set.NextChange(int(count), int(disrupting), from, time.Hour)
+		_, _ = set.NextChange(Disrupted(int(count), int(disrupting)), from, time.Hour)
 		// Windows remembered from earlier inputs never answer for this one.
 		start := MondayOnOrBefore(from)
 		if got, want := set.AnalyzeSpanWith(start, fuzzSpanWindows), set.AnalyzeSpan(start); !reflect.DeepEqual(got, want) {
@@ -92,7 +92,7 @@ func FuzzFromNodePool(f *testing.F) {
 		budgets, err := FromNodePool(content)
 		if err == nil {
 			_ = Validate(budgets)
-			_, _ = Allowed(budgets, 10, 0, time.Unix(1736150400, 0))
+			_, _ = Allowed(budgets, Disrupted(10, 0), time.Unix(1736150400, 0))
 		}
 	})
 }

@@ -76,13 +76,13 @@ func budgetFrom(i int, item any, v1beta1 bool) (Budget, error) {
 		}
 		list, ok := v.([]any)
 		if !ok {
-			errs = append(errs, fmt.Errorf("%s.reasons: must be a list of reasons (Underutilized, Empty, Drifted), found %s", path, describe(v)))
+			errs = append(errs, fmt.Errorf("%s.reasons: must be a list of reasons (%s), found %s", path, ReasonNames(Reasons, "or"), describe(v)))
 		}
 		b.Reasons = make([]string, 0, len(list))
 		for j, r := range list {
 			s, ok := r.(string)
 			if !ok {
-				errs = append(errs, fmt.Errorf("%s.reasons[%d]: must be a string (Underutilized, Empty or Drifted), found %s", path, j, describe(r)))
+				errs = append(errs, fmt.Errorf("%s.reasons[%d]: must be a string (%s), found %s", path, j, ReasonNames(Reasons, "or"), describe(r)))
 			}
 			b.Reasons = append(b.Reasons, s)
 		}

@@ -27,10 +27,15 @@ type Problem struct {
 	Effect  Effect
 }
 
-// Problems lists what the API server would refuse in a NodePool's budgets,
-// or what makes Karpenter block every reason at runtime, each classified by
-// the field it concerns.
+// Problems lists what the API server of the newest Karpenter release would
+// refuse in a NodePool's budgets, or what makes Karpenter block every
+// reason at runtime, each classified by the field it concerns.
 func Problems(pool map[string]any) []Problem {
+	return ProblemsFor(Reasons, pool)
+}
+
+// ProblemsFor is Problems for a release whose budgets can name reasons.
+func ProblemsFor(reasons []Reason, pool map[string]any) []Problem {
 	budgets, err := FromNodePool(pool)
 	if err != nil {
 		// Wrong JSON types: each joined error reads "<path>: <message>".
@@ -42,7 +47,7 @@ func Problems(pool map[string]any) []Problem {
 		return out
 	}
 	var out []Problem
-	for _, fe := range Validate(budgets) {
+	for _, fe := range ValidateFor(reasons, budgets) {
 		pairing := fe.Value == "" && (strings.HasSuffix(fe.Path, ".schedule") || strings.HasSuffix(fe.Path, ".duration")) && isPairingProblem(budgets, fe.Path)
 		out = append(out, Problem{Kind: classify(fe.Path, pairing), Path: fe.Path, Message: fe.Problem, Fix: fe.QuotedReplacement(), Effect: fe.Effect})
 	}

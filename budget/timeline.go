@@ -34,16 +34,16 @@ const MaxTimelineSpan = 366 * 24 * time.Hour
 
 // Timeline computes the allowance of every reason over [from, to). See
 // Set.Timeline.
-func Timeline(budgets []Budget, nodes, disrupting int, from, to time.Time) (Stretches, error) {
-	return CompileSet(budgets).Timeline(nodes, disrupting, from, to)
+func Timeline(budgets []Budget, counts Counts, from, to time.Time) (Stretches, error) {
+	return CompileSet(budgets).Timeline(counts, from, to)
 }
 
 // Timeline computes the allowance of every reason over [from, to) in UTC.
 // Stretch edges are exact window edges (hit and hit+duration, merged where
 // windows overlap); adjacent stretches with the same allowance and binding
 // budgets are merged.
-func (s *Set) Timeline(nodes, disrupting int, from, to time.Time) (Stretches, error) {
-	if err := checkCounts(nodes, disrupting); err != nil {
+func (s *Set) Timeline(counts Counts, from, to time.Time) (Stretches, error) {
+	if err := counts.Check(); err != nil {
 		return nil, err
 	}
 	from, to = from.UTC(), to.UTC()
@@ -57,12 +57,12 @@ func (s *Set) Timeline(nodes, disrupting int, from, to time.Time) (Stretches, er
 	for i, c := range s.budgets {
 		windows[i] = c.Windows(from, to)
 	}
-	return s.timeline(nodes, disrupting, from, to, windows), nil
+	return s.timeline(counts, from, to, windows), nil
 }
 
 // timeline is Timeline over checked bounds, with each budget's windows
 // within them.
-func (s *Set) timeline(nodes, disrupting int, from, to time.Time, windows [][]Window) Stretches {
+func (s *Set) timeline(counts Counts, from, to time.Time, windows [][]Window) Stretches {
 	edges := []time.Time{from, to}
 	for _, ws := range windows {
 		for _, w := range ws {
@@ -72,7 +72,7 @@ func (s *Set) timeline(nodes, disrupting int, from, to time.Time, windows [][]Wi
 	sort.Slice(edges, func(i, j int) bool { return edges[i].Before(edges[j]) })
 	edges = compactTimes(edges)
 
-	tl := make(Stretches, len(Reasons))
+	tl := make(Stretches, len(s.reasons))
 	active := make([]bool, len(s.budgets))
 	cursor := make([]int, len(s.budgets)) // index of the next window per budget
 	for e := 0; e+1 < len(edges); e++ {
@@ -83,8 +83,8 @@ func (s *Set) timeline(nodes, disrupting int, from, to time.Time, windows [][]Wi
 			}
 			active[i] = cursor[i] < len(ws) && !ws[cursor[i]].From.After(at)
 		}
-		for _, r := range Reasons {
-			a := s.allowance(r, active, nodes, disrupting)
+		for _, r := range s.reasons {
+			a := s.allowance(r, active, counts)
 			stretches := tl[r]
 			if n := len(stretches); n > 0 && stretches[n-1].Same(a) {
 				stretches[n-1].To = until
@@ -121,12 +121,12 @@ type Change struct {
 
 // NextChange returns, per reason, when the allowance next changes after now,
 // looking at most horizon ahead: the controller requeues at the earliest.
-func (s *Set) NextChange(nodes, disrupting int, now time.Time, horizon time.Duration) (map[Reason]Change, error) {
-	tl, err := s.Timeline(nodes, disrupting, now, now.Add(horizon))
+func (s *Set) NextChange(counts Counts, now time.Time, horizon time.Duration) (map[Reason]Change, error) {
+	tl, err := s.Timeline(counts, now, now.Add(horizon))
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[Reason]Change, len(Reasons))
+	out := make(map[Reason]Change, len(s.reasons))
 	for r, stretches := range tl {
 		if len(stretches) > 1 {
 			out[r] = Change{At: stretches[1].From, To: stretches[1].Allowance}
@@ -138,8 +138,8 @@ func (s *Set) NextChange(nodes, disrupting int, now time.Time, horizon time.Dura
 }
 
 // NextChange is Set.NextChange for budgets compiled on the spot.
-func NextChange(budgets []Budget, nodes, disrupting int, now time.Time, horizon time.Duration) (map[Reason]Change, error) {
-	return CompileSet(budgets).NextChange(nodes, disrupting, now, horizon)
+func NextChange(budgets []Budget, counts Counts, now time.Time, horizon time.Duration) (map[Reason]Change, error) {
+	return CompileSet(budgets).NextChange(counts, now, horizon)
 }
 
 // Reach says whether a budget is ever active over a range.
@@ -178,13 +178,13 @@ func (c *Compiled) NeverFires(from time.Time) bool {
 // counts), assuming the nodes disrupting now are still disrupting then: now
 // itself when it allows one already, the zero time when no window within the
 // horizon allows one. `karpgate explain` says "next allows one at" with it.
-func (s *Set) NextAllowed(nodes, disrupting int, now time.Time, horizon time.Duration) (map[Reason]time.Time, error) {
-	tl, err := s.Timeline(nodes, disrupting, now, now.Add(horizon))
+func (s *Set) NextAllowed(counts Counts, now time.Time, horizon time.Duration) (map[Reason]time.Time, error) {
+	tl, err := s.Timeline(counts, now, now.Add(horizon))
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[Reason]time.Time, len(Reasons))
-	for _, r := range Reasons {
+	out := make(map[Reason]time.Time, len(s.reasons))
+	for _, r := range s.reasons {
 		out[r] = time.Time{}
 		for _, st := range tl[r] {
 			if !st.Blocked && (st.Unlimited || st.Count > 0) {

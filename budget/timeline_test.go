@@ -72,7 +72,7 @@ func TestTimeline(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			from, to := week(t)
-			tl, err := Timeline(tt.budgets, tt.nodes, tt.disrupting, from, to)
+			tl, err := Timeline(tt.budgets, Disrupted(tt.nodes, tt.disrupting), from, to)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +88,7 @@ func TestTimeline(t *testing.T) {
 func TestTimelineRefusesBadRanges(t *testing.T) {
 	from := instant(t, "2025-01-06T00:00:00Z")
 	for _, to := range []time.Time{from, from.Add(-time.Hour), from.Add(MaxTimelineSpan + time.Hour)} {
-		if _, err := Timeline(DefaultBudgets(), 1, 0, from, to); err == nil {
+		if _, err := Timeline(DefaultBudgets(), Disrupted(1, 0), from, to); err == nil {
 			t.Errorf("Timeline(%s, %s) gave no error", from, to)
 		}
 	}
@@ -109,7 +109,7 @@ func TestTimelineAgreesWithAllowed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i, budgets := range sets {
 		set := CompileSet(budgets)
-		tl, err := set.Timeline(13, 1, from, to)
+		tl, err := set.Timeline(Disrupted(13, 1), from, to)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +126,7 @@ func TestTimelineAgreesWithAllowed(t *testing.T) {
 			if p.Before(from) || !p.Before(to) {
 				continue
 			}
-			now, err := set.Allowed(13, 1, p)
+			now, err := set.Allowed(Disrupted(13, 1), p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +151,7 @@ func TestNextChange(t *testing.T) {
 		{"2025-01-10T18:30:00Z", map[Reason]string{Underutilized: "2025-01-13T09:00:00Z 0", Drifted: "2025-01-13T09:00:00Z 0", Empty: ""}},
 	}
 	for _, tt := range tests {
-		got, err := NextChange(budgets, 10, 0, instant(t, tt.now), DefaultHorizon)
+		got, err := NextChange(budgets, Disrupted(10, 0), instant(t, tt.now), DefaultHorizon)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +166,7 @@ func TestNextChange(t *testing.T) {
 			}
 		}
 	}
-	short, err := NextChange(budgets, 10, 0, instant(t, "2025-01-06T10:00:00Z"), time.Hour)
+	short, err := NextChange(budgets, Disrupted(10, 0), instant(t, "2025-01-06T10:00:00Z"), time.Hour)
 	if err != nil || !short[Drifted].At.IsZero() {
 		t.Errorf("a one-hour horizon should see no change: %+v, %v", short[Drifted], err)
 	}

@@ -31,17 +31,22 @@ type FieldError struct {
 
 var nodesCRDPattern = regexp.MustCompile(`^((100|[0-9]{1,2})%|[0-9]+)$`)
 
-// Validate checks budgets against the CRD (patterns, enum, CEL, maxItems)
-// and against Karpenter's cron parser, which the CRD's loose pattern lets
-// through. Problems come in field order.
+// Validate checks budgets against the CRD of the newest Karpenter release
+// (patterns, enum, CEL, maxItems) and against Karpenter's cron parser,
+// which the CRD's loose pattern lets through. Problems come in field order.
 func Validate(budgets []Budget) []FieldError {
+	return ValidateFor(Reasons, budgets)
+}
+
+// ValidateFor is Validate for a release whose budgets can name reasons.
+func ValidateFor(reasons []Reason, budgets []Budget) []FieldError {
 	var errs []FieldError
 	if len(budgets) > MaxBudgets {
 		errs = append(errs, rejected(budgetsPath, fmt.Sprint(len(budgets)),
 			fmt.Sprintf("%d budgets; the CRD allows at most %d", len(budgets), MaxBudgets), ""))
 	}
 	for _, b := range budgets {
-		errs = append(errs, b.Validate()...)
+		errs = append(errs, b.ValidateFor(reasons)...)
 	}
 	return errs
 }
@@ -53,7 +58,11 @@ func rejected(path, value, problem, replacement string) FieldError {
 }
 
 // Validate checks one budget; see the package-level Validate.
-func (b Budget) Validate() []FieldError {
+func (b Budget) Validate() []FieldError { return b.ValidateFor(Reasons) }
+
+// ValidateFor checks one budget for a release whose budgets can name
+// reasons; see the package-level Validate.
+func (b Budget) ValidateFor(reasons []Reason) []FieldError {
 	var errs []FieldError
 	path := b.Path()
 	if !nodesCRDPattern.MatchString(b.Nodes) {
@@ -76,12 +85,12 @@ func (b Budget) Validate() []FieldError {
 		errs = append(errs, rejected(path+".schedule", "", "duration is set without schedule; the CRD requires both or neither (remove duration for an always-active budget)", ""))
 	}
 	for i, r := range b.Reasons {
-		if reasonKnown(r) {
+		if reasonKnown(reasons, r) {
 			continue
 		}
 		errs = append(errs, rejected(fmt.Sprintf("%s.reasons[%d]", path, i), r,
-			fmt.Sprintf("%q is not a disruption reason; the reasons are Underutilized, Empty and Drifted (case matters)", r),
-			reasonFix(r)))
+			fmt.Sprintf("%q is not a disruption reason; the reasons are %s (case matters)", r, ReasonNames(reasons, "and")),
+			reasonFix(reasons, r)))
 	}
 	return errs
 }
@@ -101,8 +110,8 @@ func scheduleErrors(path, expr string) []FieldError {
 	return []FieldError{fe}
 }
 
-func reasonKnown(r string) bool {
-	for _, known := range Reasons {
+func reasonKnown(reasons []Reason, r string) bool {
+	for _, known := range reasons {
 		if string(known) == r {
 			return true
 		}
@@ -111,8 +120,8 @@ func reasonKnown(r string) bool {
 }
 
 // reasonFix spells a reason that differs from a real one only by case.
-func reasonFix(r string) string {
-	for _, known := range Reasons {
+func reasonFix(reasons []Reason, r string) string {
+	for _, known := range reasons {
 		if strings.EqualFold(string(known), r) {
 			return string(known)
 		}

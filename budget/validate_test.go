@@ -44,6 +44,7 @@ func TestValidate(t *testing.T) {
 				{"spec.disruption.budgets[0].reasons[1]", RejectedByAPIServer, `"drifted" is not a disruption reason`, `"Drifted"`},
 				{"spec.disruption.budgets[0].reasons[2]", RejectedByAPIServer, `"Expired" is not a disruption reason`, ""},
 			}},
+		{name: "Unhealthy is a reason of the newest release", budgets: []Budget{{Index: 0, Nodes: "1", Reasons: []string{"Underutilized", "Empty", "Drifted", "Unhealthy"}}}},
 		{name: "too many budgets", budgets: make51(),
 			want: []want{{"spec.disruption.budgets", RejectedByAPIServer, "51 budgets; the CRD allows at most 50", ""}}},
 	}
@@ -63,6 +64,32 @@ func TestValidate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Karpenter v1.0 to v1.14 know three reasons: their API server refuses
+// Unhealthy, and the message lists the reasons of that release.
+func TestValidateForOlderReleases(t *testing.T) {
+	reasons, err := ReasonsOf("v1.14")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ValidateFor(reasons, []Budget{{Index: 2, Nodes: "1", Reasons: []string{"Drifted", "unhealthy", "Unhealthy"}}})
+	want := []string{
+		`spec.disruption.budgets[2].reasons[1]: "unhealthy" is not a disruption reason; the reasons are Underutilized, Empty and Drifted (case matters)`,
+		`spec.disruption.budgets[2].reasons[2]: "Unhealthy" is not a disruption reason; the reasons are Underutilized, Empty and Drifted (case matters)`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("ValidateFor(v1.14) = %v", got)
+	}
+	for i := range want {
+		if got[i].Error() != want[i] || got[i].Effect != RejectedByAPIServer || got[i].QuotedReplacement() != "" {
+			t.Errorf("problem %d = %q (%s, fix %s)\nwant %q", i, got[i].Error(), got[i].Effect, got[i].QuotedReplacement(), want[i])
+		}
+	}
+	if latest := Validate([]Budget{{Index: 0, Nodes: "1", Reasons: []string{"unhealthy"}}}); len(latest) != 1 || latest[0].QuotedReplacement() != `"Unhealthy"` ||
+		!strings.Contains(latest[0].Problem, "Underutilized, Empty, Drifted and Unhealthy") {
+		t.Errorf("Validate(unhealthy) = %v; want the four reasons and the fix Unhealthy", latest)
 	}
 }
 

@@ -154,7 +154,7 @@ func TestNextAllowedSkipsWindowsThatStillAllowNothing(t *testing.T) {
 		{Index: 2, Nodes: "0", Reasons: []string{"Empty"}},
 	})
 	monday10 := instant(t, "2026-01-05T10:00:00Z")
-	got, err := set.NextAllowed(10, 0, monday10, DefaultHorizon)
+	got, err := set.NextAllowed(Disrupted(10, 0), monday10, DefaultHorizon)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestNextAllowedSkipsWindowsThatStillAllowNothing(t *testing.T) {
 		t.Errorf("Empty never allows one, next allowed at %s", got[Empty])
 	}
 	// One node already disrupting uses budgets[1]'s one: still nothing.
-	got, _ = set.NextAllowed(10, 1, monday10, DefaultHorizon)
+	got, _ = set.NextAllowed(Disrupted(10, 1), monday10, DefaultHorizon)
 	if !got[Drifted].IsZero() {
 		t.Errorf("with the only allowance in use, Drifted next allowed at %s", got[Drifted])
 	}

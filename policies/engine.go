@@ -12,6 +12,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
 
+	"github.com/karpgate/karpgate/budget"
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/internal/karpenter/release"
@@ -128,7 +129,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	budgets := budgetfuncs.NewCache()
+	budgets := budgetfuncs.NewCacheFor(budget.ReasonsNamed(judged.Facts.Schema.BudgetReasons))
 	qs, err := prepareQueries(ctx, compiler, store, budgets, groups)
 	if err != nil {
 		return nil, err

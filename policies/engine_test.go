@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/internal/karpenter/release"
 )
 
 // fixedNow is the clock of every test: Wednesday 5 June 2024, noon UTC.
@@ -397,6 +398,44 @@ func TestRuleDefaultActionsPerPointYieldToConfig(t *testing.T) {
 			}
 			if len(got) != 1 || got[0] != tt.want {
 				t.Fatalf("KG401 actions %v, want [%s]", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestBudgetReasonsFollowTheJudgedRelease: a budget without reasons covers
+// Unhealthy from Karpenter v1.15 on, so KG302 names it there and not when
+// the engine judges by v1.14.
+func TestBudgetReasonsFollowTheJudgedRelease(t *testing.T) {
+	pool := map[string]any{
+		"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+		"metadata": map[string]any{"name": "nightly"},
+		"spec": map[string]any{"disruption": map[string]any{"budgets": []any{
+			map[string]any{"nodes": "1", "schedule": "0 2 * * *", "duration": "2h"},
+		}}},
+	}
+	tests := []struct {
+		version string
+		want    string
+	}{
+		{"v1.14", "Underutilized, Empty and Drifted disruptions are unlimited"},
+		{"v1.15", "Underutilized, Empty, Drifted and Unhealthy disruptions are unlimited"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.version, func(t *testing.T) {
+			r, _, err := release.Lookup(tt.version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			judged := release.ForRelease(r, true, "test")
+			e := newTestEngine(t, Options{Karpenter: &judged})
+			res, err := e.Evaluate(context.Background(), Request{Object: pool})
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(res.Findings, func(f Finding) bool { return f.RuleID == "KG302" })
+			if i < 0 || !strings.HasPrefix(res.Findings[i].Message, tt.want) {
+				t.Fatalf("findings %v; want KG302 starting %q", summary(res.Findings), tt.want)
 			}
 		})
 	}

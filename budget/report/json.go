@@ -16,6 +16,11 @@ type (
 		To         string `json:"to"`
 		Nodes      int    `json:"nodes"`
 		Disrupting int    `json:"disrupting"`
+		NotReady   int    `json:"notReady,omitempty"`
+		// Karpenter is the release whose rules are applied, when asked for;
+		// Reasons are its reasons, the keys of every allowance map.
+		Karpenter string          `json:"karpenter,omitempty"`
+		Reasons   []budget.Reason `json:"reasons"`
 		// Timezone is the display zone of the text and SVG outputs; JSON
 		// times stay in UTC. Shifts are its daylight-saving changes.
 		Timezone  string         `json:"timezone"`
@@ -77,8 +82,8 @@ type (
 
 // WriteJSON writes the report for scripts. Times are RFC 3339 in UTC.
 func WriteJSON(w io.Writer, r *Report) error {
-	out := jsonReport{From: stamp(r.From), To: stamp(r.To), Nodes: r.Nodes, Disrupting: r.Disrupting,
-		Timezone: r.Location.String(), Shifts: r.Shifts(), NodePools: []jsonPool{}}
+	out := jsonReport{From: stamp(r.From), To: stamp(r.To), Nodes: r.Nodes, Disrupting: r.Disrupting, NotReady: r.NotReady,
+		Karpenter: r.Karpenter, Reasons: r.Reasons, Timezone: r.Location.String(), Shifts: r.Shifts(), NodePools: []jsonPool{}}
 	for _, p := range r.Pools {
 		out.NodePools = append(out.NodePools, toJSONPool(p, r))
 	}
@@ -110,7 +115,7 @@ func toJSONPool(p *Pool, r *Report) jsonPool {
 	jp.Rejected = p.Rejected()
 	jp.Blocked = p.BlockedThroughout()
 	allowance := func(reason budget.Reason, a budget.Allowance) jsonAllowance {
-		ja := jsonAllowance{Unlimited: a.Unlimited, Blocked: a.Blocked, Binding: a.Binding, Why: p.Why(reason, a, r.Nodes, r.Disrupting)}
+		ja := jsonAllowance{Unlimited: a.Unlimited, Blocked: a.Blocked, Binding: a.Binding, Why: p.Why(reason, a, r.Counts())}
 		if !a.Unlimited {
 			n := a.Count
 			ja.Allowed = &n

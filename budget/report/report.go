@@ -12,7 +12,15 @@ import (
 
 // Options are the questions asked of every NodePool.
 type Options struct {
-	Nodes, Disrupting int
+	// Nodes is what percentages are of. Disrupting nodes (being deleted or
+	// replaced) use up every reason's budget; NotReady nodes every reason's
+	// but Unhealthy's, as Karpenter v1.15 counts them.
+	Nodes, Disrupting, NotReady int
+	// Karpenter names the release whose rules are applied, for people
+	// ("v1.15"); Reasons are its reasons (budget.ReasonsOf). Empty: the
+	// newest release karpgate knows.
+	Karpenter string
+	Reasons   []budget.Reason
 	// From and To bound the timeline; the maths is in UTC.
 	From, To time.Time
 	// Now, when inside [From, To), is marked on the chart.
@@ -71,10 +79,18 @@ func IsNodePool(o *manifest.Object) bool {
 	return ok && k.Kind == karpenter.KindNodePool
 }
 
+// Counts are the node counts asked about, as the budget maths takes them.
+func (o Options) Counts() budget.Counts {
+	return budget.Counts{Nodes: o.Nodes, Disrupting: o.Disrupting + o.NotReady, NotReady: o.NotReady}
+}
+
 // Build explains every NodePool among objects; other objects are ignored.
 func Build(objects []*manifest.Object, opts Options) (*Report, error) {
 	if opts.Location == nil {
 		opts.Location = time.UTC
+	}
+	if opts.Reasons == nil {
+		opts.Reasons = budget.Reasons
 	}
 	if len(opts.At) == 0 {
 		opts.At = []time.Time{opts.From}
@@ -108,20 +124,20 @@ func explainPool(o *manifest.Object, opts Options) (*Pool, error) {
 	if p.ReadError != nil {
 		return p, nil //nolint:nilerr // the report carries the read error per NodePool; other NodePools still render
 	}
-	for _, fe := range budget.Validate(p.Budgets) {
+	for _, fe := range budget.ValidateFor(opts.Reasons, p.Budgets) {
 		p.Problems = append(p.Problems, Problem{FieldError: fe, Position: o.Position(fe.Path)})
 	}
 	if p.Rejected() {
 		return p, nil
 	}
-	set := budget.CompileSet(p.Budgets)
+	set := budget.CompileSetFor(opts.Reasons, p.Budgets)
 	p.BudgetNotes = budgetNotes(set, opts.From, opts.To)
 	var err error
-	if p.Timeline, err = set.Timeline(opts.Nodes, opts.Disrupting, opts.From, opts.To); err != nil {
+	if p.Timeline, err = set.Timeline(opts.Counts(), opts.From, opts.To); err != nil {
 		return nil, err
 	}
 	for _, at := range opts.At {
-		allowed, err := set.Allowed(opts.Nodes, opts.Disrupting, at)
+		allowed, err := set.Allowed(opts.Counts(), at)
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +193,7 @@ func budgetNotes(set *budget.Set, from, to time.Time) map[int]string {
 // whole range, which is how an invalid schedule shows: "" otherwise.
 func (p *Pool) BlockedThroughout() string {
 	cause := ""
-	for _, r := range budget.Reasons {
+	for r := range p.Timeline {
 		ss := p.Timeline[r]
 		if len(ss) != 1 || !ss[0].Blocked {
 			return ""
@@ -188,7 +204,7 @@ func (p *Pool) BlockedThroughout() string {
 }
 
 // Why says in words where an allowance comes from.
-func (p *Pool) Why(r budget.Reason, a budget.Allowance, nodes, disrupting int) string {
+func (p *Pool) Why(r budget.Reason, a budget.Allowance, counts budget.Counts) string {
 	switch {
 	case a.Blocked:
 		return "blocked: " + a.Cause
@@ -203,14 +219,14 @@ func (p *Pool) Why(r budget.Reason, a budget.Allowance, nodes, disrupting int) s
 			name = "default budget"
 		}
 		if strings.HasSuffix(b.Nodes, "%") {
-			parts = append(parts, fmt.Sprintf("%s: %s of %d nodes = %d", name, b.Nodes, nodes, a.Limit))
+			parts = append(parts, fmt.Sprintf("%s: %s of %d nodes = %d", name, b.Nodes, counts.Nodes, a.Limit))
 		} else {
 			parts = append(parts, fmt.Sprintf("%s: nodes %q", name, b.Nodes))
 		}
 	}
 	s := strings.Join(parts, " and ")
-	if disrupting > 0 && a.Limit > 0 {
-		s += fmt.Sprintf(", minus %d disrupting", disrupting)
+	if consuming := counts.Consuming(r); consuming > 0 && a.Limit > 0 {
+		s += fmt.Sprintf(", minus %d disrupting", consuming)
 	}
 	return s
 }

@@ -42,7 +42,8 @@ const (
 	colourText      = "#222222"
 )
 
-// WriteSVG draws one chart per NodePool, stacked: a lane per reason, time
+// WriteSVG draws one chart per NodePool, stacked: a lane per reason of the
+// Karpenter release (Unhealthy from v1.15 on), time
 // across, each stretch coloured by what it allows (with the number when
 // limited), window edges labelled with their clock time, day ticks below,
 // and a legend.
@@ -74,7 +75,7 @@ func xOf(r *Report, t time.Time) float64 {
 }
 
 func drawPool(b *bytes.Buffer, r *Report, p *Pool, y float64) float64 {
-	title := fmt.Sprintf("NodePool %s: %d nodes, %d disrupting; times in %s%s", p.Name, r.Nodes, r.Disrupting, zoneName(r.Location, r.From), utcNote(r.Location))
+	title := fmt.Sprintf("NodePool %s: %s; times in %s%s", p.Name, countWords(r.Options), zoneName(r.Location, r.From), utcNote(r.Location))
 	fmt.Fprintf(b, `<g class="nodepool" data-name="%s">`+"\n", esc(p.Name))
 	y = text(b, 12, y+18, "title", "start", title, `font-size="15" font-weight="bold"`)
 	y += titleHeight - 18
@@ -123,7 +124,7 @@ func drawPool(b *bytes.Buffer, r *Report, p *Pool, y float64) float64 {
 	}
 	lanesTop := y + 4
 	y = lanesTop
-	for _, reason := range budget.Reasons {
+	for _, reason := range r.Reasons {
 		y = drawLane(b, r, p, reason, y)
 	}
 	y = drawDays(b, r, lanesTop, y)
@@ -148,7 +149,7 @@ func drawLane(b *bytes.Buffer, r *Report, p *Pool, reason budget.Reason, y float
 	for _, s := range stretches {
 		x0, x1 := xOf(r, s.From), xOf(r, s.To)
 		class, fill, label := segmentStyle(s.Allowance)
-		why := p.Why(reason, s.Allowance, r.Nodes, r.Disrupting)
+		why := p.Why(reason, s.Allowance, r.Counts())
 		fmt.Fprintf(b, `<rect class="seg %s" x="%.2f" y="%.2f" width="%.2f" height="%d" fill="%s" stroke="#ffffff" stroke-width="1"><title>%s</title></rect>`+"\n",
 			class, x0, top, x1-x0, laneHeight, fill, esc(fmt.Sprintf("%s %s → %s: %s (%s)", reason, s.From.In(r.Location).Format("Mon 02 Jan 15:04"), s.To.In(r.Location).Format("Mon 02 Jan 15:04"), s.Allowance, why)))
 		if label == "unlimited" && !fits(label, x1-x0) {

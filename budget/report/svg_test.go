@@ -86,7 +86,7 @@ func TestSVGHasALanePerReasonPerNodePool(t *testing.T) {
 		for _, l := range lanes {
 			reasons = append(reasons, l.attr("data-reason"))
 		}
-		if got := strings.Join(reasons, ","); got != "Underutilized,Empty,Drifted" {
+		if got := strings.Join(reasons, ","); got != "Underutilized,Empty,Drifted,Unhealthy" {
 			t.Errorf("%s lanes = %s", p.attr("data-name"), got)
 		}
 		for _, l := range lanes {
@@ -136,7 +136,7 @@ func TestSVGBusinessHoursLane(t *testing.T) {
 
 func TestSVGBlockedAndLegend(t *testing.T) {
 	root := renderSVG(t)
-	for _, reason := range []string{"Underutilized", "Empty", "Drifted"} {
+	for _, reason := range []string{"Underutilized", "Empty", "Drifted", "Unhealthy"} {
 		segs := lane(t, root, "weekend-typo", reason).find(byClass("seg"))
 		if len(segs) != 1 || !segs[0].hasClass("blocked") {
 			t.Errorf("weekend-typo %s: want one blocked segment, got %d", reason, len(segs))

@@ -55,7 +55,7 @@ func (t *textWriter) pool(p *Pool) {
 		t.printf("  cannot read budgets: %s\n", strings.ReplaceAll(p.ReadError.Error(), "\n", "\n    "))
 		return
 	}
-	t.printf("  %d nodes, %d disrupting; %s to %s %s%s\n", r.Nodes, r.Disrupting,
+	t.printf("  %s; %s to %s %s%s\n", countWords(r.Options),
 		t.clock(r.From, time.Time{}), t.clock(r.To, time.Time{}), zoneName(r.Location, r.From), utcNote(r.Location))
 	shifts := r.Shifts()
 	for _, s := range shifts {
@@ -88,9 +88,9 @@ func (t *textWriter) pool(p *Pool) {
 		t.printf("  blocked: every reason, because %s\n", cause)
 		return
 	}
-	for i, reason := range budget.Reasons {
+	for i, reason := range r.Reasons {
 		stretches := p.Timeline[reason]
-		if same := sameAsEarlier(p, i); same != "" {
+		if same := sameAsEarlier(p, r.Reasons, i); same != "" {
 			t.printf("  %s: same as %s\n", reason, same)
 			continue
 		}
@@ -101,7 +101,7 @@ func (t *textWriter) pool(p *Pool) {
 			if len(stretches) > 1 {
 				span = t.clock(s.From, time.Time{}) + " → " + t.clock(s.To, s.From)
 			}
-			t.printf("    %-36s %-9s  %s\n", span, s.String(), p.Why(reason, s.Allowance, r.Nodes, r.Disrupting))
+			t.printf("    %-36s %-9s  %s\n", span, s.String(), p.Why(reason, s.Allowance, r.Counts()))
 			for ; len(stretches) > 1 && next < len(shifts) && shifts[next].At.Before(s.To); next++ {
 				sh := shifts[next]
 				t.printf("    ~ clocks change %s within the stretch above: %s, %s\n", t.clock(sh.At, time.Time{}), sh.After.Abbreviation, budget.UTCOffset(sh.After.Offset))
@@ -111,14 +111,27 @@ func (t *textWriter) pool(p *Pool) {
 }
 
 // sameAsEarlier names an earlier reason with the same timeline as reason i.
-func sameAsEarlier(p *Pool, i int) string {
+func sameAsEarlier(p *Pool, reasons []budget.Reason, i int) string {
 	for j := 0; j < i; j++ {
-		a, b := p.Timeline[budget.Reasons[i]], p.Timeline[budget.Reasons[j]]
+		a, b := p.Timeline[reasons[i]], p.Timeline[reasons[j]]
 		if SameStretches(a, b) {
-			return string(budget.Reasons[j])
+			return string(reasons[j])
 		}
 	}
 	return ""
+}
+
+// countWords says the counts asked about: "12 nodes, 1 disrupting, 2 not
+// Ready (Karpenter v1.15)".
+func countWords(o Options) string {
+	s := fmt.Sprintf("%d nodes, %d disrupting", o.Nodes, o.Disrupting)
+	if o.NotReady > 0 {
+		s += fmt.Sprintf(", %d not Ready", o.NotReady)
+	}
+	if o.Karpenter != "" {
+		s += fmt.Sprintf(" (Karpenter %s)", o.Karpenter)
+	}
+	return s
 }
 
 // clock formats t in the display zone; the date is left out when t is on

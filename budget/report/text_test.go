@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/karpgate/karpgate/budget"
+	"github.com/karpgate/karpgate/internal/manifest"
+
 	// The DST goldens must not depend on the machine's zoneinfo.
 	_ "time/tzdata"
 )
@@ -66,6 +69,60 @@ func TestWriteTextCallsOutDaylightSavingShifts(t *testing.T) {
 			for _, w := range tt.want {
 				if !strings.Contains(out.String(), w) {
 					t.Errorf("the report does not say %q", w)
+				}
+			}
+			golden(t, tt.golden, out.Bytes())
+		})
+	}
+}
+
+// TestWriteTextUnhealthyLane: Karpenter v1.15 paces node repair with the
+// Unhealthy reason, whose budget NotReady nodes do not use up; v1.14's API
+// server refuses the reason, and its report has three lanes.
+func TestWriteTextUnhealthyLane(t *testing.T) {
+	from := time.Date(2025, 1, 6, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		golden, karpenter string
+		want, wantNot     []string
+	}{
+		{"report-repair.txt", "v1.15", []string{
+			"12 nodes, 0 disrupting, 2 not Ready (Karpenter v1.15)",
+			"  Unhealthy\n",
+			"Mon 06 Jan 00:00 → 01:00             1          budgets[0]: nodes \"1\"\n",
+			"budgets[0]: 25% of 12 nodes = 3, minus 2 disrupting",
+			"whole range                          3          budgets[0]: 25% of 12 nodes = 3\n",
+		}, nil},
+		{"report-repair-v1.14.txt", "v1.14", []string{
+			`"Unhealthy" is not a disruption reason; the reasons are Underutilized, Empty and Drifted (case matters) [rejected by the API server]`,
+		}, []string{"  Unhealthy\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			objects, err := manifest.ReadAll([]string{"testdata/repair.yaml"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reasons, err := budget.ReasonsOf(tt.karpenter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Build(objects, Options{Nodes: 12, NotReady: 2, Karpenter: tt.karpenter, Reasons: reasons,
+				From: from, To: from.Add(2 * 24 * time.Hour), At: []time.Time{from.Add(2 * time.Hour)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := WriteText(&out, r); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("the report does not say %q", w)
+				}
+			}
+			for _, w := range tt.wantNot {
+				if strings.Contains(out.String(), w) {
+					t.Errorf("the report says %q", w)
 				}
 			}
 			golden(t, tt.golden, out.Bytes())

@@ -39,6 +39,7 @@ func (l *Loop) ExplainHandler() http.Handler {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
+		in.Reasons = l.opts.Reasons()
 		e := explain.Explain(in, l.opts.Clock.Now())
 		if format == "text" {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -24,7 +24,7 @@ func (l *Loop) Status(ctx context.Context) (status.Report, error) {
 	if err != nil {
 		return status.Report{}, err
 	}
-	return status.ComputeAll(snap, l.opts.Clock.Now()), nil
+	return status.ComputeAll(snap, l.opts.Reasons(), l.opts.Clock.Now()), nil
 }
 
 // StatusHandler serves the status of every NodePool as JSON, or of one with

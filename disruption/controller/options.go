@@ -3,6 +3,8 @@ package controller
 import (
 	"time"
 
+	"github.com/karpgate/karpgate/budget"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/utils/clock"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -25,6 +27,12 @@ type Options struct {
 	// (karpgate.yaml's timezone, which may change while serving). Default:
 	// UTC. Display only: budgets are computed in UTC.
 	Location func() *time.Location
+	// Reasons are the disruption reasons of the Karpenter release the loop
+	// judges (karpgate.yaml's karpenterVersion, or the cluster's CRDs,
+	// which may change while serving): the lanes of the status, metrics,
+	// events and /explain. Default, or nil from the function: the newest
+	// release's, budget.Reasons (Unhealthy included).
+	Reasons func() []budget.Reason
 }
 
 // GuardOptions configure the rollout guard.
@@ -65,6 +73,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Location == nil {
 		o.Location = func() *time.Location { return time.UTC }
+	}
+	if o.Reasons == nil {
+		o.Reasons = func() []budget.Reason { return nil }
 	}
 	return o
 }

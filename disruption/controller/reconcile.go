@@ -50,7 +50,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	st := status.Compute(pool, now)
+	st := status.Compute(pool, r.opts.Reasons(), now)
 	r.collector.Set(st)
 	r.emit(pool.NodePool, st)
 	wake, err := r.runGuard(ctx, pool, st, now)

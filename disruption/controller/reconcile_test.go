@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/karpgate/karpgate/budget"
 	"github.com/karpgate/karpgate/disruption/guard"
 	"github.com/karpgate/karpgate/disruption/metrics"
 	"github.com/karpgate/karpgate/disruption/state"
@@ -93,11 +94,28 @@ func liveBudgets(t *testing.T, c client.Client, name string) (string, bool) {
 	return string(out), held
 }
 
+// The loop reports the reasons of the release it judges: Karpenter v1.14
+// has no Unhealthy lane, and no node repair series.
+func TestReconcileFollowsTheReleaseJudged(t *testing.T) {
+	v114, err := budget.ReasonsOf("v1.14")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _, _ := newReconciler(t, Options{Reasons: func() []budget.Reason { return v114 }}, pool("old", map[string]any{"nodes": "10%"}))
+	reconcileOnce(t, r, "old")
+	if n := testutil.CollectAndCount(r.collector, "karpgate_nodepool_allowed_disruptions"); n != 3 {
+		t.Errorf("judged by v1.14: %d allowed series, want 3", n)
+	}
+	if n := testutil.CollectAndCount(r.collector, "karpgate_nodepool_unhealthy_nodes"); n != 0 {
+		t.Errorf("judged by v1.14: %d unhealthy series, want none", n)
+	}
+}
+
 func TestReconcileForgetsADeletedNodePool(t *testing.T) {
 	r, c, _ := newReconciler(t, Options{}, pool("gone", map[string]any{"nodes": "10%"}))
 	reconcileOnce(t, r, "gone")
-	if n := testutil.CollectAndCount(r.collector, "karpgate_nodepool_allowed_disruptions"); n != 3 {
-		t.Fatalf("a reconciled NodePool exports one allowance per reason, got %d series", n)
+	if n := testutil.CollectAndCount(r.collector, "karpgate_nodepool_allowed_disruptions"); n != len(budget.Reasons) {
+		t.Fatalf("a reconciled NodePool exports one allowance per reason of the newest release, got %d series", n)
 	}
 	if err := c.Delete(context.Background(), pool("gone")); err != nil {
 		t.Fatal(err)

@@ -90,9 +90,15 @@ func invalid(cur status.NodePool) Event {
 
 func closed(a budget.Allowance) bool { return !a.Unlimited && (a.Blocked || a.Limit == 0) }
 
+// windows reports the reasons whose window opened or closed. A reason the
+// previous status did not have (Karpenter's CRDs upgraded to a release
+// with Unhealthy) has no window to compare with.
 func windows(prev, cur status.NodePool, loc *time.Location) []Event {
 	var opened, shut []string
-	for _, r := range budget.Reasons {
+	for _, r := range cur.Lanes() {
+		if !slices.Contains(prev.Lanes(), r) {
+			continue
+		}
 		was, is := closed(prev.Allowed[r]), closed(cur.Allowed[r])
 		switch {
 		case was && !is:
@@ -115,8 +121,9 @@ func windows(prev, cur status.NodePool, loc *time.Location) []Event {
 
 // allowedNote summarises the allowances and the next change.
 func allowedNote(p status.NodePool, loc *time.Location) string {
-	parts := make([]string, len(budget.Reasons))
-	for i, r := range budget.Reasons {
+	lanes := p.Lanes()
+	parts := make([]string, len(lanes))
+	for i, r := range lanes {
 		parts[i] = fmt.Sprintf("%s=%s", r, p.Allowed[r])
 	}
 	note := "allowed now: " + strings.Join(parts, " ")

@@ -2,6 +2,7 @@ package explain
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -30,6 +31,9 @@ type Input struct {
 	// Pods are the pods bound to the node; PDBs those of their namespaces.
 	Pods []*state.Pod
 	PDBs state.PDBsByNamespace
+	// Reasons are the disruption reasons of the Karpenter release judged
+	// (nil: the newest, budget.Reasons): Unhealthy, node repair, from v1.15.
+	Reasons []budget.Reason
 }
 
 // Explain says at now why the node is or is not a candidate for each
@@ -44,29 +48,43 @@ func Explain(in Input, now time.Time) *Explanation {
 		e.Node = in.Node.Name
 		e.Initialized = in.Node.Labels[karpenter.NodeInitializedLabel] == "true"
 	}
+	if in.Reasons == nil {
+		in.Reasons = budget.Reasons
+	}
 	var st *status.NodePool
 	if in.Pool.NodePool != nil {
-		s := status.Compute(in.Pool, now)
+		s := status.Compute(in.Pool, in.Reasons, now)
 		st = &s
-		e.Nodes, e.Disrupting = s.Nodes, s.Disrupting
+		e.Nodes, e.Disrupting, e.NotReady = s.Nodes, s.Disrupting, s.NotReady
 		e.DisruptingNodes = disruptingNodes(in.Pool)
 	}
 	e.Drift = driftOf(in)
 	e.Expiry = expiryOf(in.NodeClaim, now)
 	e.Pods = eviction.Check(in.Pods, in.PDBs, now)
 	e.StopsEveryReason = everyReason(in, e)
-	for _, r := range budget.Reasons {
+	for _, r := range in.Reasons {
 		e.Reasons = append(e.Reasons, explainReason(r, in, e, st, now))
 	}
 	return e
 }
 
 // everyReason lists what stops the node before any reason is considered,
-// in the order of Karpenter's checks (ValidateNodeDisruptable).
+// in the order of Karpenter's checks (ValidateNodeDisruptable). Node repair
+// (Unhealthy, Karpenter v1.15) is not discretionary: it acts on a node that
+// is not initialized (if registered) or carries do-not-disrupt, so those
+// stops spare it.
 func everyReason(in Input, e *Explanation) []Stop {
 	stops := []Stop{}
-	add := func(kind StopKind, format string, args ...any) {
+	add := func(kind StopKind, format string, args ...any) *Stop {
 		stops = append(stops, Stop{Kind: kind, Message: fmt.Sprintf(format, args...)})
+		return &stops[len(stops)-1]
+	}
+	repair := slices.Contains(in.Reasons, budget.Unhealthy)
+	spareRepair := func(s *Stop, why string) {
+		if repair {
+			s.Spares = []budget.Reason{budget.Unhealthy}
+			s.Message += "; node repair " + why
+		}
 	}
 	nc, node := in.NodeClaim, in.Node
 	switch {
@@ -84,8 +102,14 @@ func everyReason(in Input, e *Explanation) []Stop {
 	if in.Pool.NodePool == nil {
 		add(StopNoNodePool, "NodePool %q does not exist: Karpenter skips nodes whose NodePool it cannot find", in.PoolName)
 	}
+	if nc.Condition(karpenter.ConditionRebooting).IsTrue() {
+		add(StopRebooting, "node repair is rebooting it in place (its NodeClaim is Rebooting): no disruption picks a rebooting node")
+	}
 	if node != nil && !e.Initialized {
-		add(StopNotInitialized, "node %s is not initialized (no %s=true): Karpenter disrupts only initialized nodes", node.Name, karpenter.NodeInitializedLabel)
+		s := add(StopNotInitialized, "node %s is not initialized (no %s=true): Karpenter disrupts only initialized nodes", node.Name, karpenter.NodeInitializedLabel)
+		if node.Labels[karpenter.NodeRegisteredLabel] == "true" {
+			spareRepair(s, "still acts on it, needing no budget: nothing else replaces a node that never initializes")
+		}
 	}
 	if nc.DeletionTimestamp != nil || (node != nil && node.DeletionTimestamp != nil) {
 		add(StopDeleting, "it is being deleted: Karpenter is already removing it")
@@ -99,10 +123,8 @@ func everyReason(in Input, e *Explanation) []Stop {
 		annotations, on = node.Annotations, "node "+node.Name
 	}
 	if annotations[karpenter.DoNotDisruptAnnotation] == "true" {
-		add(StopDoNotDisruptNode, "%s has %s: \"true\"; remove the annotation to let Karpenter disrupt it", on, karpenter.DoNotDisruptAnnotation)
-	}
-	if np := in.Pool.NodePool; np != nil && np.Spec.Replicas != nil {
-		add(StopStaticNodePool, "NodePool %s is static (spec.replicas: %d): Karpenter never drifts or consolidates its nodes", np.Name, *np.Spec.Replicas)
+		s := add(StopDoNotDisruptNode, "%s has %s: \"true\"; remove the annotation to let Karpenter disrupt it", on, karpenter.DoNotDisruptAnnotation)
+		spareRepair(s, "ignores it: "+karpenter.DoNotRepairAnnotation+": \"true\" is what keeps repair off a node")
 	}
 	return stops
 }

@@ -133,7 +133,7 @@ func TestExplainNamesEveryBlockingCause(t *testing.T) {
 		name    string
 		budgets string
 		change  func(w *world)
-		want    []string // every, Underutilized, Empty, Drifted
+		want    []string // every, Underutilized, Empty, Drifted (Karpenter v1.14)
 	}{
 		{"a drifted node with nothing in its way", defaultBudget, func(w *world) { w.drifted("AMIDrift", monday10.Add(-time.Hour)) },
 			[]string{"every:", "Underutilized:", "Empty:not-empty", "Drifted:"}},
@@ -190,7 +190,7 @@ func TestExplainNamesEveryBlockingCause(t *testing.T) {
 		{"WhenEmpty", defaultBudget, func(w *world) { w.pool.Spec.Disruption.ConsolidationPolicy = karpenter.ConsolidationWhenEmpty },
 			[]string{"every:", "Underutilized:when-empty", "Empty:not-empty", "Drifted:not-drifted"}},
 		{"a static NodePool", defaultBudget, func(w *world) { n := int64(5); w.pool.Spec.Replicas = &n },
-			[]string{"every:static-nodepool", "Underutilized:", "Empty:not-empty", "Drifted:not-drifted"}},
+			[]string{"every:", "Underutilized:static-nodepool", "Empty:static-nodepool", "Drifted:not-drifted"}},
 		{"the NodePool is gone", defaultBudget, func(w *world) { w.pool = nil },
 			[]string{"every:no-nodepool", "Underutilized:", "Empty:", "Drifted:"}},
 	}
@@ -200,12 +200,14 @@ func TestExplainNamesEveryBlockingCause(t *testing.T) {
 			if tt.change != nil {
 				tt.change(w)
 			}
-			e := Explain(w.input(), monday10)
+			in := w.input()
+			in.Reasons = v114(t)
+			e := Explain(in, monday10)
 			if got := kinds(e); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("stops = %q\n        want %q", got, tt.want)
 			}
 			for _, r := range e.Reasons {
-				if want := len(e.StopsEveryReason) == 0 && len(r.Stops) == 0; r.Candidate != want {
+				if want := len(e.StopsFor(r.Reason)) == 0 && len(r.Stops) == 0; r.Candidate != want {
 					t.Errorf("%s: candidate %v with stops %+v", r.Reason, r.Candidate, r.Stops)
 				}
 				for _, s := range r.Stops {
@@ -216,6 +218,16 @@ func TestExplainNamesEveryBlockingCause(t *testing.T) {
 			}
 		})
 	}
+}
+
+// v114 are the reasons of Karpenter v1.0 to v1.14: no node repair.
+func v114(t *testing.T) []budget.Reason {
+	t.Helper()
+	r, err := budget.ReasonsOf("v1.14")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 func TestExplainSaysWhenTheBudgetNextAllowsOne(t *testing.T) {
@@ -254,7 +266,7 @@ func TestExplainAnUnmanagedNodeAndANodeClaimWithoutNode(t *testing.T) {
 	n := &corev1.Node{}
 	n.Name = "plain"
 	e := Explain(Input{Node: n}, monday10)
-	if got := kinds(e); !reflect.DeepEqual(got, []string{"every:not-managed", "Underutilized:", "Empty:", "Drifted:"}) || e.Candidate(budget.Drifted) {
+	if got := kinds(e); !reflect.DeepEqual(got, []string{"every:not-managed", "Underutilized:", "Empty:", "Drifted:", "Unhealthy:"}) || e.Candidate(budget.Drifted) || e.Candidate(budget.Unhealthy) {
 		t.Errorf("unmanaged node: %q", got)
 	}
 	w := newWorld(t, defaultBudget)

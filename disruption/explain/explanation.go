@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"slices"
 	"time"
 
 	"github.com/karpgate/karpgate/budget"
@@ -20,9 +21,12 @@ type Explanation struct {
 	// test Karpenter's disruption controller applies.
 	Initialized bool `json:"initialized"`
 	// Nodes and Disrupting are the NodePool's counts the budgets use;
-	// DisruptingNodes names the disrupting ones and why.
+	// NotReady, those of Disrupting that are only not Ready, which
+	// Unhealthy's budget does not count; DisruptingNodes names the
+	// disrupting ones and why.
 	Nodes           int              `json:"nodes"`
 	Disrupting      int              `json:"disrupting"`
+	NotReady        int              `json:"notReady"`
 	DisruptingNodes []DisruptingNode `json:"disruptingNodes,omitempty"`
 
 	Drift  Drift  `json:"drift"`
@@ -34,7 +38,8 @@ type Explanation struct {
 	// Pods are the node's pods that block its eviction, and the
 	// do-not-disrupt annotations Karpenter ignores.
 	Pods eviction.Result `json:"pods"`
-	// Reasons are Underutilized, Empty and Drifted, in Karpenter's order.
+	// Reasons are those of the Karpenter release judged, in Karpenter's
+	// order: Underutilized, Empty, Drifted, and Unhealthy from v1.15.
 	Reasons []Reason `json:"reasons"`
 }
 
@@ -106,6 +111,10 @@ type Budget struct {
 type Stop struct {
 	Kind    StopKind `json:"kind"`
 	Message string   `json:"message"`
+	// Spares lists the reasons a stop of StopsEveryReason does not stop:
+	// node repair (Unhealthy) acts on a node that is not initialized or
+	// carries karpenter.sh/do-not-disrupt.
+	Spares []budget.Reason `json:"spares,omitempty"`
 	// Until is when the stop lifts by itself, when known. Free, on a
 	// budget stop, is when it lifts once the nodes disrupting now are done.
 	Until *time.Time `json:"until,omitempty"`
@@ -123,8 +132,14 @@ const (
 	StopNotInitialized        StopKind = "not-initialized"
 	StopDeleting              StopKind = "deleting"
 	StopDisrupting            StopKind = "disrupting"
+	StopRebooting             StopKind = "rebooting"
 	StopDoNotDisruptNode      StopKind = "do-not-disrupt-node"
 	StopStaticNodePool        StopKind = "static-nodepool"
+	StopStaticScalingDown     StopKind = "static-scaling-down"
+	StopStaticAtLimit         StopKind = "static-at-limit"
+	StopHealthy               StopKind = "healthy"
+	StopDoNotRepair           StopKind = "do-not-repair"
+	StopRepairStopped         StopKind = "repair-stopped"
 	StopPods                  StopKind = "pods"
 	StopNotDrifted            StopKind = "not-drifted"
 	StopConsolidationDisabled StopKind = "consolidation-disabled"
@@ -135,6 +150,20 @@ const (
 	StopBudgetsInvalid        StopKind = "budgets-invalid"
 	StopBudget                StopKind = "budget"
 )
+
+// stops reports whether an every-reason stop stops reason r.
+func (s Stop) stops(r budget.Reason) bool { return !slices.Contains(s.Spares, r) }
+
+// StopsFor returns the every-reason stops that stop reason r.
+func (e *Explanation) StopsFor(r budget.Reason) []Stop {
+	var out []Stop
+	for _, s := range e.StopsEveryReason {
+		if s.stops(r) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 // Candidate reports whether the node is a candidate for reason r.
 func (e *Explanation) Candidate(r budget.Reason) bool {

@@ -15,8 +15,8 @@ import (
 )
 
 // explainReason applies one reason's own rules (Karpenter's ShouldDisrupt
-// of Drift, Emptiness and consolidation), the pods' eviction blockers and
-// the budgets.
+// of Drift, StaticDrift, Emptiness, consolidation and Repair), the pods'
+// eviction blockers and the budgets.
 func explainReason(r budget.Reason, in Input, e *Explanation, st *status.NodePool, now time.Time) Reason {
 	out := Reason{Reason: r, Stops: []Stop{}}
 	add := func(kind StopKind, until *time.Time, format string, args ...any) {
@@ -27,8 +27,16 @@ func explainReason(r budget.Reason, in Input, e *Explanation, st *status.NodePoo
 		switch r {
 		case budget.Drifted:
 			driftStops(&out, e, add)
+			staticStops(r, in, &out, add)
 		case budget.Empty, budget.Underutilized:
+			if np.Spec.Replicas != nil {
+				add(StopStaticNodePool, nil, "NodePool %s is static (spec.replicas: %d): Karpenter never consolidates its nodes", np.Name, *np.Spec.Replicas)
+				break
+			}
 			consolidationStops(r, in, add)
+		case budget.Unhealthy:
+			repairStops(in, st, &out, add)
+			staticStops(r, in, &out, add)
 		}
 		podStops(r, &out, nc, e, add)
 	}
@@ -37,11 +45,16 @@ func explainReason(r budget.Reason, in Input, e *Explanation, st *status.NodePoo
 		switch a := out.Budget.Allowed; {
 		case a.Blocked:
 			add(StopBudgetsInvalid, nil, "invalid budgets make Karpenter allow zero voluntary disruptions of NodePool %s: %s", np.Name, a.Cause)
+		case !a.Unlimited && a.Count == 0 && r == budget.Unhealthy && !e.Initialized:
+			out.Notes = append(out.Notes, "the budget allows no repair now, but an uninitialized node runs no workload to protect: Karpenter repairs it without using the budget")
 		case !a.Unlimited && a.Count == 0:
 			out.Stops = append(out.Stops, budgetStop(r, out.Budget, e))
 		}
 	}
-	out.Candidate = len(e.StopsEveryReason) == 0 && len(out.Stops) == 0
+	out.Candidate = len(e.StopsFor(r)) == 0 && len(out.Stops) == 0
+	if np != nil && r == budget.Underutilized && np.Spec.Disruption.ConsolidationPolicy == karpenter.ConsolidationBalanced && np.Spec.Replicas == nil {
+		out.Notes = append(out.Notes, "consolidationPolicy Balanced (Karpenter v1.14): Karpenter consolidates the node only when the move pays, the share of the NodePool's cost it saves being at least half the share of the NodePool's disruption cost it causes (score at least 1/k, k = 2), even deleting it outright; karpgate does not price nodes, so it cannot score the move (Karpenter's ConsolidationApproved event says when one passes)")
+	}
 	if out.Candidate && r == budget.Underutilized {
 		out.Notes = append(out.Notes, "Karpenter replaces or removes the node only if its scheduling simulation finds the pods a cheaper home; karpgate does not simulate scheduling")
 	}
@@ -93,12 +106,21 @@ func consolidationStops(r budget.Reason, in Input, add addStop) {
 	}
 }
 
-// podStops: pods that block eviction stop consolidation always, and drift
+// podStops: pods that block eviction stop consolidation always, drift
 // unless a terminationGracePeriod bounds the drain (Karpenter's eventual
-// disruption class).
+// disruption class), and repair only when neither the repair policy nor
+// the NodeClaim bounds it.
 func podStops(r budget.Reason, out *Reason, nc *state.NodeClaim, e *Explanation, add addStop) {
 	blockers := e.Pods.Blockers
 	if len(blockers) == 0 {
+		return
+	}
+	if r == budget.Unhealthy {
+		bound := "the NodeClaim's terminationGracePeriod (" + durationOf(nc) + ") bounds the drain, so Karpenter repairs the node anyway"
+		if nc.Spec.TerminationGracePeriod == nil {
+			bound = "Karpenter repairs the node anyway if the repair policy that matches it bounds the drain with a terminationGracePeriod (the AWS and kwok providers' policies do), and reports it blocked otherwise"
+		}
+		out.Notes = append(out.Notes, fmt.Sprintf("%d pod(s) block eviction: %s", len(blockers), bound))
 		return
 	}
 	if r == budget.Drifted && nc.Spec.TerminationGracePeriod != nil {
@@ -117,6 +139,13 @@ func podStops(r budget.Reason, out *Reason, nc *state.NodeClaim, e *Explanation,
 		}
 	}
 	add(StopPods, until, "%d pod(s) block eviction: %s", len(blockers), blockerSummary(blockers))
+}
+
+func durationOf(nc *state.NodeClaim) string {
+	if nc.Spec.TerminationGracePeriod == nil {
+		return ""
+	}
+	return nc.Spec.TerminationGracePeriod.Duration.String()
 }
 
 func blockerSummary(blockers []eviction.Blocker) string {
@@ -147,12 +176,12 @@ func budgetOf(r budget.Reason, in Input, st status.NodePool, now time.Time) Budg
 		return b
 	}
 	b.Why = why(r, b.Allowed, budgets, st)
-	set := budget.CompileSet(budgets)
-	if next, err := set.NextAllowed(st.Nodes, st.Disrupting, now, status.Horizon); err == nil && !next[r].IsZero() {
+	set := budget.CompileSetFor(st.Reasons, budgets)
+	if next, err := set.NextAllowed(st.Counts(), now, status.Horizon); err == nil && !next[r].IsZero() {
 		at := next[r]
 		b.NextAllowed = &at
 	}
-	if free, err := set.NextAllowed(st.Nodes, 0, now, status.Horizon); err == nil && !free[r].IsZero() &&
+	if free, err := set.NextAllowed(budget.Counts{Nodes: st.Nodes}, now, status.Horizon); err == nil && !free[r].IsZero() &&
 		(b.NextAllowed == nil || !b.NextAllowed.Equal(free[r])) {
 		at := free[r]
 		b.NextFree = &at
@@ -185,7 +214,7 @@ func why(r budget.Reason, a budget.Allowance, budgets []budget.Budget, st status
 	}
 	s := strings.Join(names, " and ")
 	if a.Limit > 0 {
-		s += fmt.Sprintf(": %d of %d node(s) at once, %d already disrupting", a.Limit, st.Nodes, st.Disrupting)
+		s += fmt.Sprintf(": %d of %d node(s) at once, %d already disrupting", a.Limit, st.Nodes, st.Counts().Consuming(r))
 	}
 	return s
 }

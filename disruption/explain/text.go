@@ -3,6 +3,7 @@ package explain
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,6 +83,9 @@ func (t *textWriter) header() {
 		initialized = "not initialized"
 	}
 	t.printf("  %s; the NodePool counts %d node(s), %d disrupting%s\n", initialized, e.Nodes, e.Disrupting, disruptingList(e.DisruptingNodes))
+	if e.NotReady > 0 && slices.ContainsFunc(e.Reasons, func(r Reason) bool { return r.Reason == budget.Unhealthy }) {
+		t.printf("  %d of the disrupting node(s) are only not Ready: node repair's budget (Unhealthy) does not count them\n", e.NotReady)
+	}
 	switch d := e.Drift; {
 	case d.Drifted:
 		t.printf("  drift: Drifted (%s) since %s\n", d.Reason, t.when(*d.Since))
@@ -121,19 +125,21 @@ func (t *textWriter) list(title string, stops []Stop) {
 	}
 	t.printf("\n%s:\n", title)
 	for _, s := range stops {
-		t.printf("  - %s\n", t.stop(s))
+		t.printf("  - %s\n", t.stop(s, t.e.Disrupting))
 	}
 }
 
-func (t *textWriter) stop(s Stop) string {
+// stop says a stop in words; disrupting is how many nodes use up the
+// budget of the stop's reason.
+func (t *textWriter) stop(s Stop, disrupting int) string {
 	msg := s.Message
 	switch {
 	case s.Kind == StopBudget && s.Until != nil:
 		msg += "; next allows one at " + t.when(*s.Until)
 	case s.Kind == StopBudget && s.Free != nil && !s.Free.After(t.e.At):
-		msg += fmt.Sprintf("; it allows one as soon as one of the %d node(s) disrupting is done", t.e.Disrupting)
+		msg += fmt.Sprintf("; it allows one as soon as one of the %d node(s) disrupting is done", disrupting)
 	case s.Kind == StopBudget && s.Free != nil:
-		msg += fmt.Sprintf("; it allows one from %s, if the %d node(s) disrupting now are done by then", t.when(*s.Free), t.e.Disrupting)
+		msg += fmt.Sprintf("; it allows one from %s, if the %d node(s) disrupting now are done by then", t.when(*s.Free), disrupting)
 	case s.Kind == StopBudget:
 		msg += fmt.Sprintf("; no window within %s allows one", status.HumanDuration(status.Horizon))
 	case s.Until != nil:
@@ -148,11 +154,15 @@ func (t *textWriter) reason(r Reason) {
 		verdict = "candidate now"
 	}
 	t.printf("\n%s: %s\n", r.Reason, verdict)
-	if len(t.e.StopsEveryReason) > 0 && len(r.Stops) == 0 {
+	if len(t.e.StopsFor(r.Reason)) > 0 && len(r.Stops) == 0 {
 		t.printf("  - only what stops every reason (above)\n")
 	}
+	disrupting := t.e.Disrupting
+	if r.Reason == budget.Unhealthy {
+		disrupting -= t.e.NotReady
+	}
 	for _, s := range r.Stops {
-		t.printf("  - %s\n", t.stop(s))
+		t.printf("  - %s\n", t.stop(s, disrupting))
 	}
 	if b := r.Budget; b.Why != "" && !hasBudgetStop(r) {
 		t.printf("  budget: %s allowed now (%s)", b.Allowed, b.Why)

@@ -16,7 +16,13 @@ var (
 	poolReasonLabels = []string{"nodepool", "reason"}
 
 	allowedDesc = prometheus.NewDesc("karpgate_nodepool_allowed_disruptions",
-		"Voluntary disruptions a reason allows now: the binding budget minus nodes already disrupting; +Inf when no active budget covers the reason, 0 when invalid budgets block every reason.",
+		"Voluntary disruptions a reason allows now: the binding budget minus the nodes using it up; +Inf when no active budget covers the reason, 0 when invalid budgets block every reason. One series per reason of the Karpenter release judged (Unhealthy, node repair, from v1.15).",
+		poolReasonLabels, nil)
+	budgetNodesDesc = prometheus.NewDesc("karpgate_nodepool_budget_nodes",
+		"Nodes the binding budget lets a reason disrupt at once, before the nodes using it up are subtracted (what Karpenter v1.15 exports as karpenter_nodepools_allowed_disruptions); +Inf when no active budget covers the reason, 0 when invalid budgets block every reason.",
+		poolReasonLabels, nil)
+	consumingDesc = prometheus.NewDesc("karpgate_nodepool_budget_consuming_nodes",
+		"Counted nodes using up a reason's budget: deleting, marked for disruption, rebooting, or not Ready (except for Unhealthy: Karpenter v1.15 does not count nodes that are only not Ready against node repair).",
 		poolReasonLabels, nil)
 	nextChangeDesc = prometheus.NewDesc("karpgate_nodepool_allowed_disruptions_next_change_seconds",
 		"Seconds until the reason's allowance next changes as budget windows open or close; +Inf when it does not change within 7 days.",
@@ -25,7 +31,13 @@ var (
 		"Nodes the NodePool's budgets are computed from: initialized, with a NodeClaim whose instance is not terminating.",
 		poolLabels, nil)
 	disruptingDesc = prometheus.NewDesc("karpgate_nodepool_disrupting_nodes",
-		"Counted nodes already disrupting (NotReady, deleting or tainted karpenter.sh/disrupted); they reduce every allowance.",
+		"Counted nodes already disrupting (NotReady, deleting, rebooting or tainted karpenter.sh/disrupted); they reduce the allowance of every reason but Unhealthy, which only the ones not merely NotReady reduce.",
+		poolLabels, nil)
+	unhealthyDesc = prometheus.NewDesc("karpgate_nodepool_unhealthy_nodes",
+		"Nodes of the NodePool, initialized or not, whose Ready condition is False or Unknown: what node repair (Karpenter v1.15) acts on. Absent for a release without node repair.",
+		poolLabels, nil)
+	repairStoppedDesc = prometheus.NewDesc("karpgate_nodepool_repair_stopped",
+		"1 while more than 20% (rounded up) of the NodePool's nodes are unhealthy, so Karpenter v1.15 repairs none of them. Absent for a release without node repair.",
 		poolLabels, nil)
 	invalidDesc = prometheus.NewDesc("karpgate_nodepool_invalid_budgets",
 		"Budgets that make Karpenter allow zero voluntary disruptions of the NodePool for every reason.",
@@ -82,8 +94,8 @@ func (c *Collector) Delete(name string) {
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{allowedDesc, nextChangeDesc, nodesDesc, disruptingDesc, invalidDesc,
-		driftedDesc, oldestDriftDesc, willDriftDesc, doNotDisruptDesc, podBlockedDesc, guardDesc, frozenDesc} {
+	for _, d := range []*prometheus.Desc{allowedDesc, budgetNodesDesc, consumingDesc, nextChangeDesc, nodesDesc, disruptingDesc, invalidDesc,
+		unhealthyDesc, repairStoppedDesc, driftedDesc, oldestDriftDesc, willDriftDesc, doNotDisruptDesc, podBlockedDesc, guardDesc, frozenDesc} {
 		ch <- d
 	}
 }
@@ -97,8 +109,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{name}, labels...)...)
 		}
-		for _, r := range budget.Reasons {
+		counts := p.Counts()
+		for _, r := range p.Lanes() {
 			gauge(allowedDesc, allowedValue(p.Allowed[r]), string(r))
+			gauge(budgetNodesDesc, limitValue(p.Allowed[r]), string(r))
+			gauge(consumingDesc, float64(counts.Consuming(r)), string(r))
 			next := math.Inf(1)
 			if at := p.NextChange[r].At; at != nil {
 				next = math.Max(at.Sub(now).Seconds(), 0)
@@ -108,6 +123,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(nodesDesc, float64(p.Nodes))
 		gauge(disruptingDesc, float64(p.Disrupting))
 		gauge(invalidDesc, float64(len(p.Invalid)))
+		if p.Repair != nil {
+			gauge(unhealthyDesc, float64(p.Repair.Unhealthy))
+			gauge(repairStoppedDesc, boolValue(p.Repair.Stopped))
+		}
 		for reason, n := range p.Drift.ByReason {
 			gauge(driftedDesc, float64(n), reason)
 		}
@@ -130,6 +149,19 @@ func allowedValue(a budget.Allowance) float64 {
 		return math.Inf(1)
 	default:
 		return float64(a.Count)
+	}
+}
+
+// limitValue is the binding budgets' node count, as Karpenter v1.15
+// exports it before subtracting the nodes using it up.
+func limitValue(a budget.Allowance) float64 {
+	switch {
+	case a.Blocked:
+		return 0
+	case a.Unlimited:
+		return math.Inf(1)
+	default:
+		return float64(a.Limit)
 	}
 }
 

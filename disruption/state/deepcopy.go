@@ -17,6 +17,10 @@ func (p *NodePool) DeepCopyInto(out *NodePool) {
 		n := *p.Spec.Replicas
 		out.Spec.Replicas = &n
 	}
+	if p.Spec.Limits.Nodes != nil {
+		q := p.Spec.Limits.Nodes.DeepCopy()
+		out.Spec.Limits.Nodes = &q
+	}
 	if p.Spec.Disruption.Budgets != nil {
 		out.Spec.Disruption.Budgets = make([]any, len(p.Spec.Disruption.Budgets))
 		for i, b := range p.Spec.Disruption.Budgets {

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/randfill"
@@ -51,6 +52,9 @@ func TestDeepCopySharesNoMemory(t *testing.T) {
 // and gives budgets the JSON values the API server decodes them to.
 func filler(seed int64) *randfill.Filler {
 	return randfill.NewWithSeed(seed).NilChance(0).NumElements(1, 3).Funcs(
+		func(q *resource.Quantity, c randfill.Continue) {
+			*q = *resource.NewQuantity(int64(c.Uint32()), resource.DecimalSI)
+		},
 		func(budgets *[]any, c randfill.Continue) {
 			*budgets = []any{map[string]any{
 				"nodes":   c.String(4),

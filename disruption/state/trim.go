@@ -65,6 +65,11 @@ func filterKeys(m map[string]string, keep func(string) bool) map[string]string {
 func isKarpgateKey(k string) bool  { return strings.HasPrefix(k, "karpgate.io/") }
 func isDoNotDisrupt(k string) bool { return k == karpenter.DoNotDisruptAnnotation }
 
+// isNodeAnnotation keeps what stops disruption or repair of a node.
+func isNodeAnnotation(k string) bool {
+	return k == karpenter.DoNotDisruptAnnotation || k == karpenter.DoNotRepairAnnotation
+}
+
 // isNodeClaimLabel keeps the pool label and the instance-type labels AMI
 // requirements select on; drift.WillDrift refuses to judge a requirement on
 // any other key rather than misread a trimmed label as absent.
@@ -91,7 +96,7 @@ func keepConditions(in []Condition) []Condition {
 	for _, c := range in {
 		switch c.Type {
 		case karpenter.ConditionDrifted, karpenter.ConditionInstanceTerminating,
-			karpenter.ConditionInitialized, karpenter.ConditionConsolidatable:
+			karpenter.ConditionInitialized, karpenter.ConditionConsolidatable, karpenter.ConditionRebooting:
 			out = append(out, c)
 		}
 	}
@@ -99,7 +104,7 @@ func keepConditions(in []Condition) []Condition {
 }
 
 func trimNode(n *corev1.Node) {
-	trimMeta(&n.ObjectMeta, isDoNotDisrupt, isNodeLabel)
+	trimMeta(&n.ObjectMeta, isNodeAnnotation, isNodeLabel)
 	var taints []corev1.Taint
 	for _, t := range n.Spec.Taints {
 		if t.Key == karpenter.DisruptedTaintKey {

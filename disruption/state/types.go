@@ -2,6 +2,7 @@ package state
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -17,9 +18,17 @@ type NodePool struct {
 type NodePoolSpec struct {
 	Disruption NodePoolDisruption `json:"disruption"`
 	Template   NodePoolTemplate   `json:"template"`
-	// Replicas is set on a static NodePool (Karpenter v1.14 and later),
-	// which Karpenter never disrupts for drift or consolidation.
-	Replicas *int64 `json:"replicas,omitempty"`
+	// Replicas is set on a static NodePool (Karpenter v1.8 and later),
+	// which Karpenter never consolidates and replaces drifted nodes of
+	// within the Drifted budget and Limits.Nodes.
+	Replicas *int64         `json:"replicas,omitempty"`
+	Limits   NodePoolLimits `json:"limits,omitempty"`
+}
+
+// NodePoolLimits keeps the one limit the loop reads: how many nodes the
+// NodePool may have, which bounds a static NodePool's replacements.
+type NodePoolLimits struct {
+	Nodes *resource.Quantity `json:"nodes,omitempty"`
 }
 
 // NodePoolDisruption keeps spec.disruption.budgets as decoded JSON, nil when

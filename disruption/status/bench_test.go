@@ -52,8 +52,8 @@ func budgetMaths(pools []*state.NodePool, nodes, disrupting int, now time.Time) 
 			panic(err)
 		}
 		set := budget.CompileSet(budgets)
-		_, _ = set.Allowed(nodes, disrupting, now)
-		_, _ = set.NextChange(nodes, disrupting, now, Horizon)
+		_, _ = set.Allowed(budget.Disrupted(nodes, disrupting), now)
+		_, _ = set.NextChange(budget.Disrupted(nodes, disrupting), now, Horizon)
 	}
 }
 
@@ -62,7 +62,7 @@ func budgetMaths(pools []*state.NodePool, nodes, disrupting int, now time.Time) 
 // AMI outlook for every NodePool.
 func BenchmarkComputeAll200Pools10000NodeClaims(b *testing.B) {
 	fleet := benchFleet(b)
-	benchratio.Benchmark(b, func() { ComputeAll(fleet, monday0830) },
+	benchratio.Benchmark(b, func() { ComputeAll(fleet, nil, monday0830) },
 		map[string]func(){"x-budget-maths": func() { budgetMaths(fleet.NodePools, benchClaimsPerPool, 2, monday0830) }})
 }
 
@@ -70,6 +70,6 @@ func BenchmarkComputeAll200Pools10000NodeClaims(b *testing.B) {
 func BenchmarkComputeOnePool(b *testing.B) {
 	pools := benchFleet(b).Pools()
 	one := pools[0]
-	benchratio.Benchmark(b, func() { Compute(one, monday0830) },
+	benchratio.Benchmark(b, func() { Compute(one, nil, monday0830) },
 		map[string]func(){"x-budget-maths": func() { budgetMaths([]*state.NodePool{one.NodePool}, benchClaimsPerPool, 2, monday0830) }})
 }

@@ -15,26 +15,33 @@ import (
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
 
-// ComputeAll returns the status of every NodePool in the snapshot at now.
-func ComputeAll(s state.Snapshot, now time.Time) Report {
+// ComputeAll returns the status of every NodePool in the snapshot at now,
+// with the disruption reasons of the Karpenter release judged (nil: the
+// newest, budget.Reasons).
+func ComputeAll(s state.Snapshot, reasons []budget.Reason, now time.Time) Report {
 	pools := s.Pools()
 	r := Report{At: now.UTC(), NodePools: make([]NodePool, len(pools))}
 	for i, p := range pools {
-		r.NodePools[i] = Compute(p, now)
+		r.NodePools[i] = Compute(p, reasons, now)
 	}
 	return r
 }
 
-// Compute returns the status of one NodePool at now.
-func Compute(pool state.Pool, now time.Time) NodePool {
+// Compute returns the status of one NodePool at now, with the disruption
+// reasons of the Karpenter release judged (nil: the newest, budget.Reasons).
+func Compute(pool state.Pool, reasons []budget.Reason, now time.Time) NodePool {
 	now = now.UTC()
-	out := NodePool{Name: pool.NodePool.Name, At: now}
+	if reasons == nil {
+		reasons = budget.Reasons
+	}
+	out := NodePool{Name: pool.NodePool.Name, At: now, Reasons: reasons}
 	nodes := countNodes(pool, now)
-	out.Nodes, out.Disrupting = nodes.counted, nodes.disrupting
+	out.Nodes, out.Disrupting, out.NotReady = nodes.counted, nodes.disrupting, nodes.notReady
 	out.DoNotDisrupt, out.DoNotDisruptDrifted = nodes.doNotDisrupt, nodes.doNotDisruptDrifted
 	out.DriftBlockedByPods, out.DriftBlockedNodes = len(nodes.podBlocked), firstNames(nodes.podBlocked, maxNamedNodes)
 
 	out.computeBudgets(pool.NodePool, now)
+	out.Repair = repairOf(pool, out.Reasons)
 	out.Drift = drift.Summarize(pool.NodeClaims)
 	out.WillDrift = drift.WillDrift(pool.NodeClaims, pool.NodeClasses)
 	out.readGuard(pool.NodePool)
@@ -55,11 +62,11 @@ func (out *NodePool) computeBudgets(np *state.NodePool, now time.Time) {
 		out.blockAll(err.Error())
 		return
 	}
-	set := budget.CompileSet(budgets)
+	set := budget.CompileSetFor(out.Reasons, budgets)
 	out.Budgets = make([]Budget, 0, len(budgets))
 	for _, c := range set.Budgets() {
 		b := Budget{Index: c.Index, Nodes: c.Nodes, Schedule: c.Schedule, Duration: c.Duration,
-			Reasons: reasonsOf(c.Budget), Defaulted: c.Defaulted, Active: c.Active(now), Problem: c.Blocked()}
+			Reasons: reasonsOf(c.Budget, out.Reasons), Defaulted: c.Defaulted, Active: c.Active(now), Problem: c.Blocked()}
 		blocks := b.Problem != ""
 		if _, err := c.Limit(out.Nodes); err != nil && !blocks {
 			// A node count that cannot be read blocks only while active.
@@ -70,12 +77,12 @@ func (out *NodePool) computeBudgets(np *state.NodePool, now time.Time) {
 		}
 		out.Budgets = append(out.Budgets, b)
 	}
-	// Counts are never negative here, the only error Allowed and NextChange
-	// report.
-	out.Allowed, _ = set.Allowed(out.Nodes, out.Disrupting, now)
-	next, _ := set.NextChange(out.Nodes, out.Disrupting, now, Horizon)
-	out.NextChange = make(map[budget.Reason]Change, len(budget.Reasons))
-	for _, r := range budget.Reasons {
+	// The counts always describe a NodePool here, the only error Allowed
+	// and NextChange report.
+	out.Allowed, _ = set.Allowed(out.Counts(), now)
+	next, _ := set.NextChange(out.Counts(), now, Horizon)
+	out.NextChange = make(map[budget.Reason]Change, len(out.Reasons))
+	for _, r := range out.Reasons {
 		c := next[r]
 		if c.At.IsZero() {
 			out.NextChange[r] = Change{}
@@ -88,9 +95,9 @@ func (out *NodePool) computeBudgets(np *state.NodePool, now time.Time) {
 
 func (out *NodePool) blockAll(cause string) {
 	out.Invalid = []string{cause}
-	out.Allowed = make(map[budget.Reason]budget.Allowance, len(budget.Reasons))
-	out.NextChange = make(map[budget.Reason]Change, len(budget.Reasons))
-	for _, r := range budget.Reasons {
+	out.Allowed = make(map[budget.Reason]budget.Allowance, len(out.Reasons))
+	out.NextChange = make(map[budget.Reason]Change, len(out.Reasons))
+	for _, r := range out.Reasons {
 		out.Allowed[r] = budget.Allowance{Blocked: true, Cause: cause}
 		out.NextChange[r] = Change{}
 	}
@@ -110,14 +117,14 @@ func budgetContent(np *state.NodePool) map[string]any {
 	}
 }
 
-// reasonsOf spells out the reasons a budget restricts: all three when it
-// names none, nothing for an explicit empty list.
-func reasonsOf(b budget.Budget) []string {
+// reasonsOf spells out the reasons a budget restricts: every reason of the
+// release when it names none, nothing for an explicit empty list.
+func reasonsOf(b budget.Budget, reasons []budget.Reason) []string {
 	if b.Reasons != nil {
 		return b.Reasons
 	}
-	all := make([]string, len(budget.Reasons))
-	for i, r := range budget.Reasons {
+	all := make([]string, len(reasons))
+	for i, r := range reasons {
 		all[i] = string(r)
 	}
 	return all
@@ -150,7 +157,7 @@ func (out *NodePool) readGuard(np *state.NodePool) {
 }
 
 type nodeCounts struct {
-	counted, disrupting, doNotDisrupt, doNotDisruptDrifted int
+	counted, disrupting, notReady, doNotDisrupt, doNotDisruptDrifted int
 	// podBlocked names the drifted nodes whose pods block eviction.
 	podBlocked []string
 }
@@ -160,22 +167,33 @@ const maxNamedNodes = 5
 
 // Counted reports whether Karpenter counts node towards its NodePool's
 // budgets: it has a NodeClaim (paired by provider ID), carries
-// karpenter.sh/initialized=true, and its instance is not terminating.
+// karpenter.sh/initialized=true or is being rebooted by node repair
+// (Karpenter v1.15 resets the label for the reboot), and its instance is
+// not terminating.
 func Counted(node *corev1.Node, nc *state.NodeClaim) bool {
-	return nc != nil && node.Spec.ProviderID != "" && node.Labels[karpenter.NodeInitializedLabel] == "true" &&
+	return nc != nil && node.Spec.ProviderID != "" &&
+		(node.Labels[karpenter.NodeInitializedLabel] == "true" || nc.Condition(karpenter.ConditionRebooting).IsTrue()) &&
 		!nc.Condition(karpenter.ConditionInstanceTerminating).IsTrue()
 }
 
+// WhyNotReady is what DisruptingWhy says of a node that is disrupting only
+// because it is not Ready: such a node uses up every reason's allowance
+// but Unhealthy's.
+const WhyNotReady = "not Ready"
+
 // DisruptingWhy says why a counted node is already disrupting, "" when it
-// is not: such nodes use up every reason's allowance.
+// is not: such nodes use up every reason's allowance (Unhealthy's only
+// when the answer is not WhyNotReady).
 func DisruptingWhy(node *corev1.Node, nc *state.NodeClaim) string {
 	switch {
 	case nc.DeletionTimestamp != nil:
 		return "its NodeClaim is being deleted"
 	case state.HasTaint(node, karpenter.DisruptedTaintKey):
 		return "tainted " + karpenter.DisruptedTaintKey
+	case nc.Condition(karpenter.ConditionRebooting).IsTrue():
+		return "node repair is rebooting it"
 	case !state.NodeReady(node):
-		return "not Ready"
+		return WhyNotReady
 	}
 	return ""
 }
@@ -190,7 +208,12 @@ func countNodes(pool state.Pool, now time.Time) nodeCounts {
 			continue
 		}
 		n.counted++
-		if DisruptingWhy(node, nc) != "" {
+		switch DisruptingWhy(node, nc) {
+		case "":
+		case WhyNotReady:
+			n.disrupting++
+			n.notReady++
+		default:
 			n.disrupting++
 		}
 		drifted := nc.Condition(karpenter.ConditionDrifted).IsTrue()

@@ -66,7 +66,15 @@ func unmanaged(m *member)     { m.claim.Status.ProviderID = "aws:///elsewhere" }
 func doNotDisrupt(m *member) {
 	m.node.Annotations = map[string]string{"karpenter.sh/do-not-disrupt": "true"}
 }
-func oldImage(m *member)    { m.claim.Status.ImageID = "ami-old" }
+func oldImage(m *member) { m.claim.Status.ImageID = "ami-old" }
+
+// rebooting: node repair reboots the node in place (Karpenter v1.15), which
+// resets its initialized label and leaves it NotReady for a while.
+func rebooting(m *member) {
+	addCondition(m, "Rebooting", "Issued", monday0830)
+	uninitialized(m)
+	notReady(m)
+}
 func terminating(m *member) { addCondition(m, "InstanceTerminating", "", monday0830) }
 func driftedSince(reason string, at time.Time) memberOpt {
 	return func(m *member) { addCondition(m, "Drifted", reason, at) }

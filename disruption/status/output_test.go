@@ -49,6 +49,10 @@ func fleet(t *testing.T) state.Snapshot {
 	record, _ := json.Marshal(guard.Marker{Budget: guard.HoldBudget(), Index: 1, Since: monday0830.Add(-20 * time.Minute), Reason: "1 NodeClaim(s) launched during the drift rollout have no Ready Node after 15m0s: held-9"})
 	held.Annotations = map[string]string{karpenter.RolloutGuardAnnotation: string(record)}
 	add(held, newMember("held", 0, driftedSince("NodePoolDrifted", monday0830.Add(-time.Hour))), newMember("held", 1, notReady))
+	// Two of five nodes NotReady: they use up the 20% budget of every
+	// reason but Unhealthy, and stop node repair (more than 20%).
+	add(pool(t, "repair", `[{"nodes":"20%"},{"nodes":"1","reasons":["Unhealthy"]}]`),
+		newMember("repair", 0, notReady), newMember("repair", 1, notReady), newMember("repair", 2), newMember("repair", 3), newMember("repair", 4))
 	s.NodeClasses = []*state.EC2NodeClass{defaultClass()}
 	// business-0 is drifted and runs the only pod of a PDB that allows none.
 	s.Pods = map[string][]*state.Pod{"node-business-0": {podOn("node-business-0", "shop", "db-0", "db")}}
@@ -58,7 +62,7 @@ func fleet(t *testing.T) state.Snapshot {
 
 func TestWriteTableGolden(t *testing.T) {
 	var out bytes.Buffer
-	if err := WriteTable(&out, ComputeAll(fleet(t), monday0830), nil); err != nil {
+	if err := WriteTable(&out, ComputeAll(fleet(t), nil, monday0830), nil); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "table.golden", out.Bytes())
@@ -73,7 +77,7 @@ func TestWriteTableInADisplayZone(t *testing.T) {
 	}
 	friday := time.Date(2026, 3, 27, 8, 30, 0, 0, time.UTC)
 	var out bytes.Buffer
-	if err := WriteTable(&out, ComputeAll(fleet(t), friday), paris); err != nil {
+	if err := WriteTable(&out, ComputeAll(fleet(t), nil, friday), paris); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "table-paris.golden", out.Bytes())
@@ -89,7 +93,7 @@ func TestWriteTableInADisplayZone(t *testing.T) {
 
 func TestWriteJSONGolden(t *testing.T) {
 	var out bytes.Buffer
-	if err := WriteJSON(&out, ComputeAll(fleet(t), monday0830)); err != nil {
+	if err := WriteJSON(&out, ComputeAll(fleet(t), nil, monday0830)); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "report.golden.json", out.Bytes())
@@ -147,12 +151,12 @@ func TestTrimmingDoesNotChangeTheStatus(t *testing.T) {
 		_, _ = state.Trim(o)
 	}
 	at := time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC)
-	a, _ := json.Marshal(ComputeAll(full, at))
-	b, _ := json.Marshal(ComputeAll(trimmed, at))
+	a, _ := json.Marshal(ComputeAll(full, nil, at))
+	b, _ := json.Marshal(ComputeAll(trimmed, nil, at))
 	if !bytes.Equal(a, b) {
 		t.Errorf("status differs after trimming:\nfull    %s\ntrimmed %s", a, b)
 	}
-	p := ComputeAll(full, at).NodePools[0]
+	p := ComputeAll(full, nil, at).NodePools[0]
 	if p.Nodes != 1 || p.Disrupting != 1 || p.Drift.Total != 1 || p.DoNotDisruptDrifted != 1 || p.DriftBlockedByPods != 1 {
 		t.Errorf("fixture status = %+v; the fixtures no longer exercise what this test is for", p)
 	}
@@ -171,7 +175,7 @@ func TestAuditColumn(t *testing.T) {
 	claim := &state.NodeClaim{}
 	claim.Name, claim.Labels = "web-1", map[string]string{"karpenter.sh/nodepool": "web"}
 	snap := state.Snapshot{NodePools: []*state.NodePool{np("web", "shared"), np("batch", "shared"), np("new", "none")}, NodeClaims: []*state.NodeClaim{claim}}
-	r := ComputeAll(snap, now)
+	r := ComputeAll(snap, nil, now)
 	var without strings.Builder
 	if err := WriteTable(&without, r, nil); err != nil {
 		t.Fatal(err)

@@ -19,9 +19,13 @@ type NodePool struct {
 	Name string    `json:"name"`
 	At   time.Time `json:"at"`
 	// Nodes counts the nodes budgets are computed from; Disrupting those
-	// already being disrupted, which every allowance is reduced by.
+	// already being disrupted (deleting, marked, rebooting or not Ready),
+	// which every allowance is reduced by; NotReady those of Disrupting that
+	// are only not Ready, which Unhealthy's allowance is not reduced by
+	// (Karpenter v1.15: NotReady is what node repair acts on).
 	Nodes      int `json:"nodes"`
 	Disrupting int `json:"disrupting"`
+	NotReady   int `json:"notReady"`
 	// DoNotDisrupt counts counted nodes annotated karpenter.sh/do-not-disrupt,
 	// and how many of those are drifted (a rollout cannot finish past them).
 	DoNotDisrupt        int `json:"doNotDisrupt"`
@@ -39,8 +43,16 @@ type NodePool struct {
 	// Karpenter disrupts nothing in this NodePool voluntarily.
 	Invalid []string `json:"invalid,omitempty"`
 
+	// Reasons are the disruption reasons of the Karpenter release judged,
+	// in Karpenter's order: the keys of Allowed and NextChange.
+	Reasons    []budget.Reason                    `json:"reasons"`
 	Allowed    map[budget.Reason]budget.Allowance `json:"allowed"`
 	NextChange map[budget.Reason]Change           `json:"nextChange"`
+
+	// Repair is node repair's view of the NodePool (Karpenter v1.15): its
+	// unhealthy nodes and whether they stop repair; nil for a release
+	// without the Unhealthy reason.
+	Repair *Repair `json:"repair,omitempty"`
 
 	Drift     drift.Summary    `json:"drift"`
 	WillDrift drift.AMIOutlook `json:"willDrift"`
@@ -94,7 +106,7 @@ const Horizon = budget.DefaultHorizon
 func (p NodePool) Earliest() (time.Time, []budget.Reason) {
 	var at time.Time
 	var reasons []budget.Reason
-	for _, r := range budget.Reasons {
+	for _, r := range p.Lanes() {
 		c := p.NextChange[r]
 		switch {
 		case c.At == nil:
@@ -107,5 +119,20 @@ func (p NodePool) Earliest() (time.Time, []budget.Reason) {
 	return at, reasons
 }
 
+// Lanes are the NodePool's reasons in Karpenter's order: Reasons, or the
+// newest release's for a status that names none (read from an older
+// karpgate's JSON).
+func (p NodePool) Lanes() []budget.Reason {
+	if p.Reasons == nil {
+		return budget.Reasons
+	}
+	return p.Reasons
+}
+
 // Blocked reports whether invalid budgets block every reason.
 func (p NodePool) Blocked() bool { return len(p.Invalid) > 0 }
+
+// Counts are the NodePool's node counts as the budget maths takes them.
+func (p NodePool) Counts() budget.Counts {
+	return budget.Counts{Nodes: p.Nodes, Disrupting: p.Disrupting, NotReady: p.NotReady}
+}

@@ -27,7 +27,7 @@ func WriteTable(w io.Writer, r Report, loc *time.Location) error {
 	}
 	fmt.Fprintln(tw, header)
 	for _, p := range r.NodePools {
-		row := fmt.Sprintf("%s\t%d\t%d\t%s\t%d\t%s\t%s", p.Name, p.Nodes, p.Disrupting,
+		row := fmt.Sprintf("%s\t%d\t%s\t%s\t%d\t%s\t%s", p.Name, p.Nodes, disruptingCell(p),
 			driftCell(p, r.At), len(p.WillDrift.Pending), allowedCell(p), nextChangeCell(p, r.At, loc))
 		if withAudit {
 			row += "\t" + auditCell(p)
@@ -58,23 +58,40 @@ func driftCell(p NodePool, now time.Time) string {
 	return fmt.Sprintf("%d (oldest %s)", p.Drift.Total, HumanDuration(now.Sub(*p.Drift.OldestSince)))
 }
 
+// disruptingCell says how many of the disrupting nodes are only not Ready,
+// which Unhealthy's allowance does not count: "3 (2 not Ready)".
+func disruptingCell(p NodePool) string {
+	if p.NotReady == 0 {
+		return fmt.Sprint(p.Disrupting)
+	}
+	return fmt.Sprintf("%d (%d not Ready)", p.Disrupting, p.NotReady)
+}
+
 // allowedCell says "all=N" when every reason allows the same.
 func allowedCell(p NodePool) string {
 	if p.Blocked() {
 		return "all=blocked"
 	}
-	first := p.Allowed[budget.Reasons[0]].String()
+	lanes := p.Lanes()
+	if len(lanes) == 0 {
+		return "-"
+	}
+	first := p.Allowed[lanes[0]].String()
 	same := true
-	parts := make([]string, len(budget.Reasons))
-	for i, r := range budget.Reasons {
+	parts := make([]string, len(lanes))
+	for i, r := range lanes {
 		s := p.Allowed[r].String()
 		same = same && s == first
 		parts[i] = fmt.Sprintf("%s=%s", r, s)
 	}
+	cell := strings.Join(parts, " ")
 	if same {
-		return "all=" + first
+		cell = "all=" + first
 	}
-	return strings.Join(parts, " ")
+	if p.Repair != nil && p.Repair.Stopped {
+		cell += " (repair stopped)"
+	}
+	return cell
 }
 
 func nextChangeCell(p NodePool, now time.Time, loc *time.Location) string {
@@ -104,6 +121,10 @@ func notesFor(p NodePool) []string {
 	}
 	if p.Guard.Problem != "" {
 		notes = append(notes, fmt.Sprintf("%s: rollout guard: %s", p.Name, p.Guard.Problem))
+	}
+	if r := p.Repair; r != nil && r.Stopped {
+		notes = append(notes, fmt.Sprintf("%s: node repair STOPPED: %d of %d nodes are not Ready, more than %d%% (%d); Karpenter repairs none of them until at most %d are",
+			p.Name, r.Unhealthy, r.Nodes, RepairStopPercent, r.StopAbove, r.StopAbove))
 	}
 	if p.DoNotDisruptDrifted > 0 {
 		notes = append(notes, fmt.Sprintf("%s: %d drifted node(s) carry karpenter.sh/do-not-disrupt; the rollout cannot finish until it is removed", p.Name, p.DoNotDisruptDrifted))

@@ -12,6 +12,9 @@ const (
 	ConsolidationWhenEmpty                = "WhenEmpty"
 	ConsolidationWhenUnderutilized        = "WhenUnderutilized"        // v1beta1 only
 	ConsolidationWhenEmptyOrUnderutilized = "WhenEmptyOrUnderutilized" // v1 only
+	// ConsolidationBalanced (Karpenter v1.14) consolidates a node only
+	// when the cost it saves outweighs the disruption it causes.
+	ConsolidationBalanced = "Balanced"
 )
 
 // Never disables a NillableDuration such as expireAfter or consolidateAfter.

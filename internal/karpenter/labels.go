@@ -32,14 +32,17 @@ const (
 	AliasVersionCompatibilityAnnotation = "compatibility.karpenter.k8s.aws/v1-alias-version"
 )
 
-// Disruption reasons a v1 budget can name.
+// Disruption reasons a v1 budget can name. Unhealthy (node repair paced by
+// budgets) came with Karpenter v1.15.
 const (
 	ReasonUnderutilized = "Underutilized"
 	ReasonEmpty         = "Empty"
 	ReasonDrifted       = "Drifted"
+	ReasonUnhealthy     = "Unhealthy"
 )
 
-// DisruptionReasons lists the v1 budget reasons in Karpenter's order.
+// DisruptionReasons lists the budget reasons of Karpenter v1.0, the release
+// whose v1beta1 <-> v1 conversion karpgate serves, in Karpenter's order.
 var DisruptionReasons = []string{ReasonUnderutilized, ReasonEmpty, ReasonDrifted}
 
 // Labels Karpenter's Helm chart puts on what it installs (the common Helm

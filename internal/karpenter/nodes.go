@@ -24,6 +24,18 @@ const (
 	// has passed since the last pod was scheduled on or removed from it;
 	// only then may consolidation (Empty, Underutilized) pick the node.
 	ConditionConsolidatable = "Consolidatable"
+	// ConditionRebooting on a NodeClaim is True while node repair reboots
+	// the node in place (Karpenter v1.15): it counts against every
+	// reason's budget, and towards the NodePool's nodes though its
+	// karpenter.sh/initialized label is reset.
+	ConditionRebooting = "Rebooting"
+)
+
+// Node repair (Karpenter v1.15).
+const (
+	// DoNotRepairAnnotation "true" on a node keeps node repair from acting
+	// on it, whatever its conditions.
+	DoNotRepairAnnotation = "karpenter.sh/do-not-repair"
 )
 
 // Pod and workload names the disruption rules read.

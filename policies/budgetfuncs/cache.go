@@ -32,15 +32,23 @@ type Cache struct {
 	// in their node counts (a new NodePool copied from another) share the
 	// schedules' windows, the costly part of analysing a span.
 	windows *budget.SpanWindows
+	// reasons are the budget reasons of the Karpenter release judged: a
+	// budget without reasons covers them all, so they shape every answer.
+	reasons []budget.Reason
 }
 
 // maxSpanWindows bounds the schedules' windows remembered, a few hundred
 // bytes each.
 const maxSpanWindows = 1024
 
-// NewCache is an empty cache: one per engine, or per verify run.
-func NewCache() *Cache {
-	return &Cache{entries: map[string]*Entry{}, windows: budget.NewSpanWindows(maxSpanWindows)}
+// NewCache returns an empty cache for the newest Karpenter release's
+// reasons (budget.Reasons).
+func NewCache() *Cache { return NewCacheFor(budget.Reasons) }
+
+// NewCacheFor returns an empty cache that judges budgets by the reasons of
+// one Karpenter release (budget.ReasonsOf).
+func NewCacheFor(reasons []budget.Reason) *Cache {
+	return &Cache{entries: map[string]*Entry{}, windows: budget.NewSpanWindows(maxSpanWindows), reasons: reasons}
 }
 
 // Entry is one list of budgets, parsed once.
@@ -208,7 +216,7 @@ func (c *Cache) lookupKey(key []byte, pool func() (ast.Value, error)) (*Entry, e
 	if err != nil {
 		return nil, err
 	}
-	if e, err = newEntry(budgetFields.Reduce(v), c.windows); err != nil {
+	if e, err = newEntry(budgetFields.Reduce(v), c.windows, c.reasons); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -223,7 +231,7 @@ func (c *Cache) lookupKey(key []byte, pool func() (ast.Value, error)) (*Entry, e
 	return e, nil
 }
 
-func newEntry(fields ast.Value, windows *budget.SpanWindows) (*Entry, error) {
+func newEntry(fields ast.Value, windows *budget.SpanWindows, reasons []budget.Reason) (*Entry, error) {
 	v, err := ast.JSON(fields)
 	if err != nil {
 		return nil, err
@@ -231,10 +239,10 @@ func newEntry(fields ast.Value, windows *budget.SpanWindows) (*Entry, error) {
 	pool, _ := normaliseNumbers(v).(map[string]any)
 	e := &Entry{pool: pool, windows: windows, spans: map[int64]budget.Analysis{}, analyses: map[instantKey]*ast.Term{}}
 	if budgets, err := budget.FromNodePool(pool); err == nil {
-		e.set = budget.CompileSet(budgets)
+		e.set = budget.CompileSetFor(reasons, budgets)
 	}
 	e.problems = sync.OnceValues(func() (*ast.Term, error) {
-		return valueTerm(problemsToRego(budget.Problems(e.pool)))
+		return valueTerm(problemsToRego(budget.ProblemsFor(reasons, e.pool)))
 	})
 	return e, nil
 }

@@ -1,5 +1,5 @@
 // Package toolbin finds the tools `make` builds from the Go module proxy
-// (helm, promtool, etcdctl) for tests: the path the Makefile exports, or
+// (helm, promtool, etcdctl, budget-oracle) for tests: the path the Makefile exports, or
 // else the newest version cached under the checkout's bin/, so `go test`
 // works in a package after one `make <tool>`.
 package toolbin

@@ -18,11 +18,12 @@ import (
 const ExitInvalidBudgets = 1
 
 type budgetsOptions struct {
-	nodes, disrupting int
-	from, to, now     string
-	format, svg       string
-	at                []string
-	display           displayFlags
+	nodes, disrupting, notReady int
+	karpenterVersion            string
+	from, to, now               string
+	format, svg                 string
+	at                          []string
+	display                     displayFlags
 }
 
 func newBudgetsCommand(s Streams) *cobra.Command {
@@ -31,12 +32,19 @@ func newBudgetsCommand(s Streams) *cobra.Command {
 		Use:   "budgets [FILE|DIR|-]...",
 		Short: "Explain what NodePool disruption budgets allow, per reason, over time",
 		Long: `Explain what the disruption budgets of every NodePool in the input allow:
-for each reason (Underutilized, Empty, Drifted), the stretches of time with the
-number of nodes Karpenter may disrupt at once, the window edges, and the budget
-that binds. Karpenter's semantics exactly: budgets only restrict (a reason no
-active budget covers is unlimited), windows are [hit, hit+duration) in UTC,
-percentages round up, nodes already disrupting are subtracted, and one schedule
-that Karpenter's cron parser rejects blocks every reason of the NodePool.
+for each reason (Underutilized, Empty, Drifted, and Unhealthy from Karpenter
+v1.15 on), the stretches of time with the number of nodes Karpenter may disrupt
+at once, the window edges, and the budget that binds. Karpenter's semantics
+exactly: budgets only restrict (a reason no active budget covers is unlimited),
+a budget without reasons covers every reason of the release, windows are
+[hit, hit+duration) in UTC, percentages round up, nodes already disrupting are
+subtracted (NotReady nodes from every reason but Unhealthy, as v1.15 counts
+them), and one schedule that Karpenter's cron parser rejects blocks every
+reason of the NodePool.
+
+--karpenter-version picks the release whose reasons apply (default: the
+newest karpgate knows); v1.0 to v1.14 have no Unhealthy, and their API server
+rejects a budget that names it.
 
 Input is files, folders (recursively) and - for stdin, as for lint. v1beta1
 NodePools are read as Karpenter v1 converts them (budgets have the same
@@ -55,6 +63,7 @@ Exit codes:
   3  usage error, unreadable input, or no NodePool in the input`,
 		Example: `  karpgate budgets nodepools/ --nodes 40
   karpgate budgets pool.yaml --nodes 12 --disrupting 1 --timezone Europe/Paris --svg budgets.svg
+  karpgate budgets pool.yaml --nodes 30 --not-ready 3 --karpenter-version v1.15
   karpgate budgets pool.yaml --format json --at 2025-01-06T10:00:00Z --at 2025-01-06T18:00:00Z`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -63,7 +72,9 @@ Exit codes:
 	}
 	f := cmd.Flags()
 	f.IntVar(&o.nodes, "nodes", 10, "number of nodes in each NodePool (percentages are taken of it)")
-	f.IntVar(&o.disrupting, "disrupting", 0, "nodes already being disrupted (subtracted from every allowance)")
+	f.IntVar(&o.disrupting, "disrupting", 0, "nodes already being disrupted: deleted, replaced or rebooting (subtracted from every allowance)")
+	f.IntVar(&o.notReady, "not-ready", 0, "other nodes that are not Ready (subtracted from every allowance but Unhealthy's)")
+	f.StringVar(&o.karpenterVersion, "karpenter-version", "", "Karpenter release whose reasons apply, such as v1.14 or v1.15 (default: the newest karpgate knows)")
 	f.StringVar(&o.from, "from", "", "start of the timeline, RFC 3339 (default now)")
 	f.StringVar(&o.to, "to", "", "end of the timeline, RFC 3339 (default 7 days after --from)")
 	o.display.register(f)
@@ -116,9 +127,16 @@ func runBudgets(s Streams, o budgetsOptions, inputs []string) error {
 }
 
 func (o budgetsOptions) reportOptions() (report.Options, error) {
-	opts := report.Options{Nodes: o.nodes, Disrupting: o.disrupting}
-	if o.nodes < 0 || o.disrupting < 0 {
-		return opts, fmt.Errorf("--nodes and --disrupting cannot be negative")
+	opts := report.Options{Nodes: o.nodes, Disrupting: o.disrupting, NotReady: o.notReady, Karpenter: o.karpenterVersion}
+	if o.nodes < 0 || o.disrupting < 0 || o.notReady < 0 {
+		return opts, fmt.Errorf("--nodes, --disrupting and --not-ready cannot be negative")
+	}
+	if o.karpenterVersion != "" {
+		reasons, err := budget.ReasonsOf(o.karpenterVersion)
+		if err != nil {
+			return opts, fmt.Errorf("--karpenter-version: %w", err)
+		}
+		opts.Reasons = reasons
 	}
 	loc, err := o.display.location()
 	if err != nil {

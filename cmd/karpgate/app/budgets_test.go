@@ -10,8 +10,12 @@ import (
 	"testing"
 )
 
-// budgetFixtures are shared with the renderers' golden tests.
-const budgetFixtures = "../../../budget/report/testdata/pools.yaml"
+// budgetFixtures and repairFixtures are shared with the renderers' golden
+// tests.
+const (
+	budgetFixtures = "../../../budget/report/testdata/pools.yaml"
+	repairFixtures = "../../../budget/report/testdata/repair.yaml"
+)
 
 func runKarpgate(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
@@ -84,6 +88,24 @@ func TestBudgetsCommand(t *testing.T) {
 			wantCode: 0,
 			want:     []string{"NodePool from-stdin  (<stdin>:1, karpenter.sh/v1)", "Sat 01 Mar 12:00 to Sat 08 Mar 12:00 UTC", "default budget: 10% of 19 nodes = 2"},
 		},
+		{
+			name:     "node repair: not-Ready nodes do not use up Unhealthy's budget",
+			args:     []string{"budgets", repairFixtures, week, "--nodes=12", "--not-ready=2", "--karpenter-version=v1.15"},
+			wantCode: 0,
+			want: []string{
+				"12 nodes, 0 disrupting, 2 not Ready (Karpenter v1.15)",
+				"    whole range                          1          budgets[2]: 20% of 12 nodes = 3, minus 2 disrupting",
+				"  Unhealthy\n    Mon 06 Jan 00:00 → 01:00             1          budgets[0]: nodes \"1\"",
+			},
+		},
+		{
+			name:     "v1.14's API server rejects Unhealthy",
+			args:     []string{"budgets", repairFixtures, week, "--karpenter-version=1.14"},
+			wantCode: 1,
+			want:     []string{`"Unhealthy" is not a disruption reason; the reasons are Underutilized, Empty and Drifted (case matters) [rejected by the API server]`},
+		},
+		{name: "bad --karpenter-version", args: []string{"budgets", budgetFixtures, "--karpenter-version=latest"}, wantCode: 3, wantErr: `--karpenter-version: "latest" is not a Karpenter version: want vMAJOR.MINOR`},
+		{name: "negative --not-ready", args: []string{"budgets", budgetFixtures, "--not-ready=-2"}, wantCode: 3, wantErr: "cannot be negative"},
 		{name: "bad --from", args: []string{"budgets", budgetFixtures, "--from=monday"}, wantCode: 3, wantErr: `--from "monday": want an RFC 3339 time`},
 		{name: "from after to", args: []string{"budgets", budgetFixtures, week, "--to=2025-01-05T00:00:00Z"}, wantCode: 3, wantErr: "must be before --to"},
 		{name: "a year and more", args: []string{"budgets", budgetFixtures, week, "--to=2027-01-05T00:00:00Z"}, wantCode: 3, wantErr: "spans more than 366 days"},

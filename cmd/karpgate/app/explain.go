@@ -11,10 +11,11 @@ import (
 )
 
 type explainOptions struct {
-	kube    kubeFlags
-	display displayFlags
-	at      string
-	output  string
+	kube      kubeFlags
+	karpenter karpenterFlag
+	display   displayFlags
+	at        string
+	output    string
 }
 
 func newExplainCommand(s Streams) *cobra.Command {
@@ -25,20 +26,31 @@ func newExplainCommand(s Streams) *cobra.Command {
 		Long: `explain reads one NodeClaim or Node from the cluster in your kubeconfig, with its
 NodePool, the NodePool's nodes, the pods on the node and their
 PodDisruptionBudgets, and says for each voluntary disruption reason
-(Underutilized, Empty, Drifted) whether Karpenter may pick the node now and
-everything that stops it:
+(Underutilized, Empty, Drifted, and Unhealthy from Karpenter v1.15) whether
+Karpenter may pick the node now and everything that stops it:
 
   - the node not managed, not launched or not initialized, already being
-    deleted or disrupted, karpenter.sh/do-not-disrupt on the node, a static
-    NodePool: these stop every reason;
-  - pods that block eviction: karpenter.sh/do-not-disrupt on a running pod, a
-    PodDisruptionBudget that allows 0 disruptions, two budgets on one pod
-    (drift goes ahead anyway when the NodeClaim has a terminationGracePeriod);
-  - Drifted: the drift state and reason, or the AMI drift Karpenter will find;
-  - Empty and Underutilized: consolidateAfter Never, consolidationPolicy
-    WhenEmpty, the Consolidatable condition, pods that would need a new home;
+    deleted, disrupted or rebooted, karpenter.sh/do-not-disrupt on the node:
+    these stop every reason (node repair ignores do-not-disrupt and the
+    initialized label);
+  - pods that block eviction: karpenter.sh/do-not-disrupt on a running pod (a
+    duration lapses that long after the pod started), a PodDisruptionBudget
+    that allows 0 disruptions, two budgets on one pod (drift goes ahead
+    anyway when the NodeClaim has a terminationGracePeriod);
+  - Drifted: the drift state and reason, or the AMI drift Karpenter will
+    find; a static NodePool (spec.replicas) drifts within the Drifted budget
+    and limits.nodes, not while it scales down;
+  - Empty and Underutilized: a static NodePool, consolidateAfter Never,
+    consolidationPolicy WhenEmpty, the Consolidatable condition, pods that
+    would need a new home; what Balanced asks of a move;
+  - Unhealthy (node repair): karpenter.sh/do-not-repair, a Ready node, more
+    than 20% of the NodePool unhealthy (repair stops);
   - the budget that binds now (karpgate's own freeze or rollout guard hold
-    included), nodes already disrupting, and when it next allows one.
+    included), nodes already disrupting (nodes that are only NotReady do not
+    count against Unhealthy), and when it next allows one.
+
+The reasons are those the cluster's NodePool CRD allows, or
+--karpenter-version's.
 
 It also says when the NodeClaim expires (expireAfter is forceful: no budget,
 do-not-disrupt or PodDisruptionBudget stops it) and what terminationGracePeriod
@@ -60,6 +72,7 @@ Exit codes:
 		RunE: func(cmd *cobra.Command, args []string) error { return runExplain(cmd, s, opts, args[0]) },
 	}
 	opts.kube.register(cmd.Flags())
+	opts.karpenter.register(cmd.Flags())
 	opts.display.register(cmd.Flags())
 	cmd.Flags().StringVar(&opts.at, "at", "", "explain at this RFC 3339 instant instead of now (budget windows; the cluster is read as it is now)")
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "text", "output format: text or json")
@@ -94,6 +107,9 @@ func runExplain(cmd *cobra.Command, s Streams, opts explainOptions, arg string) 
 			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%w; `kubectl get nodeclaims,nodes` lists what there is", err)}
 		}
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("reading the cluster: %w", err)}
+	}
+	if in.Reasons, _, err = opts.karpenter.reasons(cmd.Context(), c); err != nil {
+		return err
 	}
 	e := explain.Explain(in, now)
 	if opts.output == "json" {

@@ -19,11 +19,12 @@ import (
 )
 
 type statusOptions struct {
-	kube     kubeFlags
-	display  displayFlags
-	at       string
-	output   string
-	nodePool string
+	kube      kubeFlags
+	karpenter karpenterFlag
+	display   displayFlags
+	at        string
+	output    string
+	nodePool  string
 }
 
 // listPageSize keeps each List response small on large clusters.
@@ -38,8 +39,10 @@ func newStatusCommand(s Streams) *cobra.Command {
 your kubeconfig and prints one row per NodePool: the nodes Karpenter counts,
 those already disrupting, drifted NodeClaims (and how long the oldest has
 been drifted), NodeClaims that will drift once Karpenter notices a newer AMI,
-the voluntary disruptions each reason allows now, and when that next changes
-within a week. Notes below the table name budgets that block every reason,
+the voluntary disruptions each reason allows now (Unhealthy, node repair, from
+Karpenter v1.15: its budget does not count nodes that are only NotReady), and
+when that next changes within a week. The reasons are those the cluster's
+NodePool CRD allows, or --karpenter-version's. Notes below the table name budgets that block every reason,
 rollout guard holds and freezes, drifted nodes held by karpenter.sh/do-not-disrupt
 or by their pods (a do-not-disrupt pod, a PodDisruptionBudget that allows no
 disruption: ` + "`karpgate explain node/NAME`" + ` names them), and the daylight-saving
@@ -57,6 +60,7 @@ about another instant ("what will be allowed on Monday at 09:00?").`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runStatus(cmd, s, opts) },
 	}
 	opts.kube.register(cmd.Flags())
+	opts.karpenter.register(cmd.Flags())
 	opts.display.register(cmd.Flags())
 	cmd.Flags().StringVar(&opts.at, "at", "", "evaluate at this RFC 3339 instant instead of now, e.g. 2026-01-05T09:00:00Z")
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "table", "output format: table or json")
@@ -87,7 +91,11 @@ func runStatus(cmd *cobra.Command, s Streams, opts statusOptions) error {
 	if err != nil {
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("reading the cluster: %w", err)}
 	}
-	report := status.ComputeAll(snap, now)
+	reasons, _, err := opts.karpenter.reasons(cmd.Context(), c)
+	if err != nil {
+		return err
+	}
+	report := status.ComputeAll(snap, reasons, now)
 	audits, found, err := readAuditReports(cmd.Context(), c)
 	if err != nil {
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("reading the audit's reports: %w", err)}

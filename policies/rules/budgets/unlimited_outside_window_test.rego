@@ -27,7 +27,7 @@ test_reasons_with_the_same_windows_share_a_finding if {
 test_allowance_window_reads_as_only_here if {
 	v := check([{"nodes": "1", "schedule": "0 2 * * *", "duration": "2h"}])
 	some f in v
-	startswith(f.msg, "Underutilized, Empty and Drifted disruptions are unlimited")
+	startswith(f.msg, "Underutilized, Empty, Drifted and Unhealthy disruptions are unlimited")
 	contains(f.msg, "every week: Mon–Sun 04:00–02:00 next day")
 }
 

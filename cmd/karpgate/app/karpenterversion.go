@@ -1,0 +1,69 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/karpgate/karpgate/budget"
+)
+
+// karpenterFlag picks the Karpenter release whose disruption reasons status
+// and explain report: --karpenter-version, else what the cluster's NodePool
+// CRD allows a budget to name, else the newest release karpgate knows.
+type karpenterFlag struct{ version string }
+
+func (k *karpenterFlag) register(fs *pflag.FlagSet) {
+	fs.StringVar(&k.version, "karpenter-version", "", "judge by this Karpenter release, such as v1.14 or v1.15 (default: the budget reasons of the cluster's NodePool CRD)")
+}
+
+// nodePoolCRD is the CRD whose budget reasons name the cluster's release.
+var nodePoolCRD = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+
+// reasons returns the reasons and where they came from, for people.
+func (k *karpenterFlag) reasons(ctx context.Context, c client.Reader) ([]budget.Reason, string, error) {
+	if k.version != "" {
+		r, err := budget.ReasonsOf(k.version)
+		if err != nil {
+			return nil, "", &ExitError{Code: ExitUsage, Err: fmt.Errorf("--karpenter-version: %w", err)}
+		}
+		return r, "--karpenter-version " + k.version, nil
+	}
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(nodePoolCRD)
+	if err := c.Get(ctx, client.ObjectKey{Name: "nodepools.karpenter.sh"}, crd); err != nil {
+		// Without the CRD (or the right to read it) the newest release's
+		// reasons are the best guess; the lanes say which were used.
+		return budget.Reasons, "newest", nil //nolint:nilerr // a guess, not a failure
+	}
+	if r := budgetReasonsOf(crd.Object); r != nil {
+		return r, "the cluster's NodePool CRD", nil
+	}
+	return budget.Reasons, "newest", nil
+}
+
+// budgetReasonsOf reads the enum of spec.disruption.budgets[].reasons[] in
+// the CRD's storage version, nil when it has none.
+func budgetReasonsOf(crd map[string]any) []budget.Reason {
+	versions, _, _ := unstructured.NestedSlice(crd, "spec", "versions")
+	for _, v := range versions {
+		version, ok := v.(map[string]any)
+		if !ok || version["storage"] != true {
+			continue
+		}
+		enum, _, _ := unstructured.NestedSlice(version, "schema", "openAPIV3Schema", "properties", "spec", "properties",
+			"disruption", "properties", "budgets", "items", "properties", "reasons", "items", "enum")
+		var out []budget.Reason
+		for _, e := range enum {
+			if s, ok := e.(string); ok {
+				out = append(out, budget.Reason(s))
+			}
+		}
+		return out
+	}
+	return nil
+}
