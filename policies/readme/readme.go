@@ -105,7 +105,9 @@ too, which differs from NodePool to NodePool.
 
 Rules see ` + "`input.object`" + `, ` + "`input.oldObject`" + ` (UPDATE), ` + "`input.operation`" + `,
 ` + "`input.enforcementPoint`" + ` (` + "`ci`" + ` or ` + "`admission`" + `), ` + "`input.production`" + ` (from
-karpgate.yaml and ` + "`--environment`" + `) and, offline, ` + "`input.inventory`" + ` (the other objects
+karpgate.yaml and ` + "`--environment`" + `; on an UPDATE, true when the old or the new object is
+production, so that removing the label cannot switch production rules off for the same write),
+` + "`input.objectProduction`" + ` and ` + "`input.oldObjectProduction`" + ` (each object's own verdict) and, offline, ` + "`input.inventory`" + ` (the other objects
 of the input); in lint, ` + "`input.object`" + ` carries the CRD's defaults (below);
 ` + "`data.karpgate.config`" + ` is karpgate.yaml.
 
