@@ -41,12 +41,18 @@ func (e *AliasError) Error() string {
 // check costs as much as reading the document, whatever the aliases would
 // expand to.
 func CheckAliases(n *yaml.Node, limit int64) error {
+	_, err := ExpandedNodes(n, limit)
+	return err
+}
+
+// ExpandedNodes is the number of nodes the tree under n stands for with
+// its aliases expanded; it fails as CheckAliases does.
+func ExpandedNodes(n *yaml.Node, limit int64) (int64, error) {
 	if limit <= 0 {
 		limit = MaxAliasNodes
 	}
 	c := aliasCounter{limit: limit, sizes: map[*yaml.Node]int64{}}
-	_, err := c.size(n)
-	return err
+	return c.size(n)
 }
 
 type aliasCounter struct {
