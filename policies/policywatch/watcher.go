@@ -39,6 +39,11 @@ type Options struct {
 	Log      logr.Logger
 	// Now is the engines' clock; nil means time.Now.
 	Now func() time.Time
+	// Check, when set, loads the files and checks what the policies cost
+	// somewhere else (karpgate serve: a child process with a memory limit
+	// and a timeout) before they are compiled here without that check. It
+	// returns why they are refused. nil checks in this process.
+	Check func(ctx context.Context) error
 }
 
 // Watcher holds the current engine and replaces it when the files change.
@@ -64,7 +69,7 @@ func New(ctx context.Context, opts Options) (*Watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	engine, err := w.compile(ctx)
+	engine, err := w.checkAndCompile(ctx, sum)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +135,11 @@ func (w *Watcher) Reload(ctx context.Context) (bool, error) {
 	// Remembered before compiling: a broken version is reported once, and
 	// a change made while compiling is seen on the next check.
 	w.seen = sum
-	engine, err := w.compile(ctx)
+	engine, err := w.checkAndCompile(ctx, sum)
+	if errors.Is(err, errChangedWhileChecked) {
+		w.seen = [sha256.Size]byte{} // checked on a later pass, as a new change
+		return false, nil
+	}
 	if err != nil {
 		return false, w.reject(err)
 	}
@@ -149,26 +158,57 @@ func (w *Watcher) reject(err error) error {
 	return err
 }
 
-func (w *Watcher) compile(ctx context.Context) (*policies.Engine, error) {
-	cfg, err := w.loadConfig()
+// errChangedWhileChecked: the files changed between the check and the
+// compile, so the compiled engine is not the one checked.
+var errChangedWhileChecked = errors.New("the files changed while they were checked")
+
+// checkAndCompile compiles the files whose fingerprint is sum, checking
+// their cost first through Options.Check when it is set.
+func (w *Watcher) checkAndCompile(ctx context.Context, sum [sha256.Size]byte) (*policies.Engine, error) {
+	if w.opts.Check == nil {
+		return w.compile(ctx, false)
+	}
+	if err := w.opts.Check(ctx); err != nil {
+		return nil, err
+	}
+	engine, err := w.compile(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	if after, ferr := w.fingerprint(); ferr != nil || after != sum {
+		return nil, errChangedWhileChecked
+	}
+	return engine, nil
+}
+
+func (w *Watcher) compile(ctx context.Context, checked bool) (*policies.Engine, error) {
+	return Compile(ctx, w.opts, checked)
+}
+
+// Compile loads karpgate.yaml and the folders opts names and compiles
+// them; skipCostCheck leaves out the cost check, for files checked already
+// (Options.Check). `karpgate serve`'s check child calls it with false.
+func Compile(ctx context.Context, opts Options, skipCostCheck bool) (*policies.Engine, error) {
+	cfg, err := loadConfig(opts)
 	if err != nil {
 		return nil, err
 	}
 	return policies.New(ctx, policies.Options{
-		Config:     cfg.WithEnvironment(w.opts.Environment),
-		PolicyDirs: w.opts.PolicyDirs,
-		DataDirs:   w.opts.DataDirs,
-		Now:        w.opts.Now,
+		Config:        cfg.WithEnvironment(opts.Environment),
+		PolicyDirs:    opts.PolicyDirs,
+		DataDirs:      opts.DataDirs,
+		Now:           opts.Now,
+		SkipCostCheck: skipCostCheck,
 	})
 }
 
-func (w *Watcher) loadConfig() (*config.Config, error) {
-	if w.opts.ConfigPath == "" {
+func loadConfig(opts Options) (*config.Config, error) {
+	if opts.ConfigPath == "" {
 		return config.Default(), nil
 	}
-	cfg, err := config.Load(w.opts.ConfigPath)
+	cfg, err := config.Load(opts.ConfigPath)
 	if errors.Is(err, fs.ErrNotExist) {
-		w.opts.Log.Info("no configuration file; using the built-in defaults", "config", w.opts.ConfigPath)
+		opts.Log.Info("no configuration file; using the built-in defaults", "config", opts.ConfigPath)
 		return config.Default(), nil
 	}
 	return cfg, err

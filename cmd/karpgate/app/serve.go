@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/signal"
@@ -17,12 +18,14 @@ import (
 
 	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
 	"github.com/karpgate/karpgate/internal/deploy"
+	"github.com/karpgate/karpgate/policies/policywatch"
 )
 
 func newServeCommand(s Streams) *cobra.Command {
 	opts := serve.Defaults()
 	var kube kubeFlags
 	maxBytes := byteSize(opts.MaxRequestBytes)
+	checkMemory := byteSize(opts.PolicyCheckMemory)
 	memoryLimit, memoryLimitErr := memoryLimitFromEnv()
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -68,6 +71,10 @@ service account.`,
 				return err
 			}
 			opts.RestConfig, opts.Log, opts.MaxRequestBytes, opts.MemoryLimit = cfg, newLogger(s), int64(maxBytes), int64(memoryLimit.byteSize)
+			opts.PolicyCheckMemory = int64(checkMemory)
+			opts.PolicyCheck = func(w policywatch.Options, memory int64) (func(context.Context) error, error) {
+				return policyCheckInChild(w, memory, policyCheckTimeout)
+			}
 			if err := checkServeOptions(opts); err != nil {
 				return &ExitError{Code: ExitUsage, Err: err}
 			}
@@ -99,6 +106,7 @@ service account.`,
 	f.DurationVar(&opts.ShutdownDelay, "shutdown-delay", opts.ShutdownDelay, "after SIGTERM, keep serving this long with /readyz failing, so the Service stops routing here first (a few seconds in a Deployment)")
 	f.DurationVar(&opts.RequestTimeout, "request-timeout", opts.RequestTimeout, fmt.Sprintf("time budget per request; keep it below the webhooks' timeoutSeconds (the manifests pass four fifths of it; default for %ds)", deploy.WebhookTimeoutSeconds))
 	f.IntVar(&opts.MaxConcurrentRequests, "max-concurrent-requests", opts.MaxConcurrentRequests, "requests handled at once; more wait up to 1s, then get 429")
+	f.Var(&checkMemory, "policy-check-memory", "resident memory of the child process that loads new policies and checks what they cost before this process compiles them; it comes off --memory-limit")
 	f.Var(&maxBytes, "max-request-bytes", "largest admission review accepted (conversion reviews carry whole lists and allow 32MiB)")
 	kube.register(f)
 	return cmd

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/serving"
+	"github.com/karpgate/karpgate/policies/policywatch"
 	"github.com/karpgate/karpgate/webhook"
 )
 
@@ -73,6 +75,13 @@ type Options struct {
 	// From it serve sets the Go heap limit and the memory budget requests
 	// share; see planMemory.
 	MemoryLimit int64
+	// PolicyCheck, when set, makes the check of new policies' cost that
+	// runs where they load (see policywatch.Options.Check), given what it
+	// may hold; `karpgate serve` runs it in a child process. nil checks in
+	// this process.
+	PolicyCheck func(policywatch.Options, int64) (func(context.Context) error, error)
+	// PolicyCheckMemory is the resident memory the policy check may hold.
+	PolicyCheckMemory int64
 
 	// ReloadInterval and CertReloadInterval tune how often the mounted
 	// files are checked; zero keeps the defaults.
@@ -96,6 +105,7 @@ func Defaults() Options {
 		RequestTimeout:        deploy.RequestTimeout,
 		MaxConcurrentRequests: webhook.DefaultMaxInFlight,
 		MaxRequestBytes:       webhook.DefaultMaxBodyBytes,
+		PolicyCheckMemory:     DefaultPolicyCheckMemory,
 	}
 }
 

@@ -37,16 +37,26 @@ func Run(ctx context.Context, opts Options) error {
 	ctrllog.SetLogger(log)
 	klog.SetLogger(log) // leader election and client-go log through klog
 
-	memory, err := planMemory(opts.MemoryLimit, opts.MaxRequestBytes, explicitGOMEMLIMIT())
+	checkMemory := opts.PolicyCheckMemory
+	if opts.PolicyCheck == nil {
+		checkMemory = 0 // checked in this process, within its own budget
+	}
+	memory, err := planMemory(opts.MemoryLimit, checkMemory, opts.MaxRequestBytes, explicitGOMEMLIMIT())
 	if err != nil {
 		return err
 	}
 	memory.apply()
 
-	engines, err := policywatch.New(ctx, policywatch.Options{
+	watch := policywatch.Options{
 		ConfigPath: opts.ConfigPath, PolicyDirs: opts.PolicyDirs, DataDirs: opts.DataDirs,
 		Environment: opts.Environment, Interval: opts.ReloadInterval, Log: log.WithName("policies"),
-	})
+	}
+	if opts.PolicyCheck != nil {
+		if watch.Check, err = opts.PolicyCheck(watch, opts.PolicyCheckMemory); err != nil {
+			return err
+		}
+	}
+	engines, err := policywatch.New(ctx, watch)
 	if err != nil {
 		return fmt.Errorf("loading the policies: %w", err)
 	}

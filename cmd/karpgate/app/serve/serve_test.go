@@ -98,13 +98,13 @@ func TestMemoryPlan(t *testing.T) {
 		wantErr              string
 	}{
 		{"no limit: runtime untouched, default budget", 0, false, 0, 256 * mi, ""},
-		{"the default 512Mi", 512 * mi, false, 512 * mi * 85 / 100, 512*mi*85/100 - 128*mi, ""},
+		{"the default 512Mi", 512 * mi, false, 448 * mi * 85 / 100, 448*mi*85/100 - 128*mi, ""},
 		{"GOMEMLIMIT set by hand wins", 512 * mi, true, 0, -1, ""},
-		{"too small for a 32MiB conversion review", 256 * mi, false, 0, 0, "give the container at least 377MiB"},
+		{"too small for a 32MiB conversion review", 256 * mi, false, 0, 0, "give the container at least 441MiB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			plan, err := planMemory(tt.limit, 3*mi, tt.explicit)
+			plan, err := planMemory(tt.limit, DefaultPolicyCheckMemory, 3*mi, tt.explicit)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("got %v, want %q", err, tt.wantErr)
