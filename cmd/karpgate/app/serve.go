@@ -83,6 +83,7 @@ service account.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.CertDir, "cert-dir", opts.CertDir, "folder with the serving certificate tls.crt and key tls.key, reloaded when they change")
+	f.StringVar(&opts.ClientCAFile, "client-ca-file", "", "PEM CA that signs the client certificate the API server presents to admission webhooks (AdmissionConfiguration); /validate and /mutate then answer only callers with one, before they take a slot (conversion reviews come without one)")
 	f.StringVar(&opts.Host, "host", opts.Host, "address the webhooks listen on (default every interface)")
 	f.IntVar(&opts.Port, "port", opts.Port, "port the webhooks listen on (HTTPS)")
 	f.StringVar(&opts.HealthAddr, "health-addr", opts.HealthAddr, `address of /healthz and /readyz (plain HTTP); "0" turns them off`)

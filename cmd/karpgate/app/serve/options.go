@@ -30,6 +30,10 @@ type Options struct {
 	CertDir string
 	Host    string
 	Port    int
+	// ClientCAFile, when set, is the CA that signs the API server's client
+	// certificate for admission webhooks (its AdmissionConfiguration);
+	// /validate and /mutate then answer no caller without one.
+	ClientCAFile string
 	// HealthAddr serves /healthz and /readyz over plain HTTP; "0" turns
 	// them off.
 	HealthAddr string

@@ -68,7 +68,7 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 	srv, err := webhook.New(webhook.Options{
-		CertDir: opts.CertDir, Host: opts.Host, Port: opts.Port, CertReloadInterval: opts.CertReloadInterval,
+		CertDir: opts.CertDir, Host: opts.Host, Port: opts.Port, CertReloadInterval: opts.CertReloadInterval, ClientCAFile: opts.ClientCAFile,
 		Limits: webhook.Limits{
 			MaxInFlight:    opts.MaxConcurrentRequests,
 			MaxBodyBytes:   opts.MaxRequestBytes,
@@ -78,7 +78,8 @@ func Run(ctx context.Context, opts Options) error {
 		},
 		ShutdownTimeout: shutdownTimeout(opts),
 		Log:             log.WithName("webhook"),
-		Routes:          routes(engines, conversionwebhook.ClientNodePools{Reader: mgr.GetAPIReader(), Log: log.WithName("conversion")}, log),
+		Routes: routes(engines, conversionwebhook.ClientNodePools{Reader: mgr.GetAPIReader(), Log: log.WithName("conversion")},
+			&webhook.Budget{MaxInFlight: conversionSlots, Memory: memory.conversionBudget}, log),
 	})
 	if err != nil {
 		return err
@@ -116,7 +117,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	log.Info("serving", "webhookPort", opts.Port, "certDir", opts.CertDir, "health", opts.HealthAddr, "metrics", opts.metricsAddr(),
 		"metricsSecure", opts.MetricsSecure, "config", opts.ConfigPath, "controller", opts.Controller, "leaderElection", leaderElection(opts),
-		"memoryLimit", opts.MemoryLimit, "heapLimit", memory.heapLimit, "requestMemoryBudget", memory.requestBudget)
+		"memoryLimit", opts.MemoryLimit, "heapLimit", memory.heapLimit, "requestMemoryBudget", memory.requestBudget, "conversionMemoryBudget", memory.conversionBudget)
 	return run(ctx, opts, mgr, loopMgr, drain)
 }
 
@@ -152,17 +153,19 @@ func run(ctx context.Context, opts Options, webhooks, loop manager.Manager, drai
 	}
 }
 
-// routes are the webhook endpoints with their limits.
-func routes(engines admission.Engines, nodePools conversionwebhook.ClientNodePools, log logr.Logger) []webhook.Route {
+// routes are the webhook endpoints with their limits; conversion has a
+// budget of its own.
+func routes(engines admission.Engines, nodePools conversionwebhook.ClientNodePools, conversion *webhook.Budget, log logr.Logger) []webhook.Route {
 	return []webhook.Route{
-		{Path: deploy.ValidatePath, Handler: admission.NewValidatingWebhook(engines, log.WithName("validate")), MemoryFactor: admission.MemoryFactor},
-		{Path: deploy.MutatePath, Handler: admission.NewMutatingWebhook(engines, log.WithName("mutate")), MemoryFactor: admission.MemoryFactor},
+		{Path: deploy.ValidatePath, Handler: admission.NewValidatingWebhook(engines, log.WithName("validate")), MemoryFactor: admission.MemoryFactor, RequireClientCert: true},
+		{Path: deploy.MutatePath, Handler: admission.NewMutatingWebhook(engines, log.WithName("mutate")), MemoryFactor: admission.MemoryFactor, RequireClientCert: true},
 		{
 			Path:    deploy.ConvertPath,
 			Handler: &conversionwebhook.Handler{NodePools: nodePools, Log: log.WithName("conversion")},
 			// Conversion reviews carry whole lists.
 			MaxBodyBytes: conversionwebhook.DefaultMaxRequestBytes,
 			MemoryFactor: conversionwebhook.MemoryFactor,
+			Budget:       conversion,
 		},
 	}
 }

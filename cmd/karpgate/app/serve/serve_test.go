@@ -97,10 +97,10 @@ func TestMemoryPlan(t *testing.T) {
 		wantHeap, wantBudget int64
 		wantErr              string
 	}{
-		{"no limit: runtime untouched, default budget", 0, false, 0, 256 * mi, ""},
-		{"the default 512Mi", 512 * mi, false, 448 * mi * 85 / 100, 448*mi*85/100 - 128*mi, ""},
+		{"no limit: runtime untouched, default budget", 0, false, 0, 64 * mi, ""},
+		{"the default 512Mi", 512 * mi, false, 448 * mi * 85 / 100, 448*mi*85/100 - 128*mi - 192*mi, ""},
 		{"GOMEMLIMIT set by hand wins", 512 * mi, true, 0, -1, ""},
-		{"too small for a 32MiB conversion review", 256 * mi, false, 0, 0, "give the container at least 441MiB"},
+		{"too small for a 32MiB conversion review and a 3MiB admission review", 256 * mi, false, 0, 0, "give the container at least 476MiB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
