@@ -13,8 +13,9 @@ import (
 
 // Limits bound a child.
 type Limits struct {
-	// Memory is the resident memory the child may reach; the child is
-	// told it as GOMEMLIMIT too, so a Go child collects harder before.
+	// Memory is the anonymous resident memory (heap and stacks, not the
+	// binary's shared pages) the child may reach; the child is told it as
+	// GOMEMLIMIT too, so a Go child collects harder before.
 	Memory int64
 	// Timeout bounds the child's run.
 	Timeout time.Duration

@@ -289,7 +289,7 @@ func TestACheckElsewhereGatesWhatIsCompiledHere(t *testing.T) {
 	var checks int
 	var refuse error
 	var during func()
-	w, err := New(context.Background(), Options{ConfigPath: filepath.Join(cfg.dir, "karpgate.yaml"), Log: logr.Discard(), Check: func(context.Context) error {
+	w, err := New(context.Background(), Options{ConfigPath: filepath.Join(cfg.dir, "karpgate.yaml"), Log: logr.Discard(), Check: func(context.Context, Options) error {
 		checks++
 		if during != nil {
 			during()

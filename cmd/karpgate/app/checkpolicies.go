@@ -50,19 +50,19 @@ func newCheckPoliciesCommand(Streams) *cobra.Command {
 // held to memory bytes of resident memory and timeout: a policy that
 // allocates without bound, or runs forever, while it is checked on the
 // sample objects takes the child down, not the replica.
-func policyCheckInChild(opts policywatch.Options, memory int64, timeout time.Duration) (func(context.Context) error, error) {
+func policyCheckInChild(memory int64, timeout time.Duration) (func(context.Context, policywatch.Options) error, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("finding karpgate's own binary to check policies in a child process: %w", err)
 	}
-	args := []string{checkPoliciesCommand, "--config", opts.ConfigPath, "--environment", opts.Environment}
-	for _, d := range opts.PolicyDirs {
-		args = append(args, "--policy", d)
-	}
-	for _, d := range opts.DataDirs {
-		args = append(args, "--data", d)
-	}
-	return func(ctx context.Context) error {
+	return func(ctx context.Context, opts policywatch.Options) error {
+		args := []string{checkPoliciesCommand, "--config", opts.ConfigPath, "--environment", opts.Environment}
+		for _, d := range opts.PolicyDirs {
+			args = append(args, "--policy", d)
+		}
+		for _, d := range opts.DataDirs {
+			args = append(args, "--data", d)
+		}
 		cmd := exec.Command(self, args...)
 		cmd.Env = append(os.Environ(), "GOMAXPROCS=1") // beside the serving process, not instead of it
 		if _, err := childproc.Run(ctx, cmd, childproc.Limits{Memory: memory, Timeout: timeout}); err != nil {

@@ -47,11 +47,11 @@ func TestPolicyCheckRunsInAChild(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			check, err := policyCheckInChild(policywatch.Options{ConfigPath: filepath.Join(t.TempDir(), "missing.yaml"), PolicyDirs: []string{policyDir(t, tt.body)}}, tt.memory, time.Minute)
+			check, err := policyCheckInChild(tt.memory, time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = check(context.Background())
+			err = check(context.Background(), policywatch.Options{ConfigPath: filepath.Join(t.TempDir(), "missing.yaml"), PolicyDirs: []string{policyDir(t, tt.body)}})
 			if (tt.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("got %v, want %q", err, tt.want)
 			}

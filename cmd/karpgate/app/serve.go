@@ -72,8 +72,8 @@ service account.`,
 			}
 			opts.RestConfig, opts.Log, opts.MaxRequestBytes, opts.MemoryLimit = cfg, newLogger(s), int64(maxBytes), int64(memoryLimit.byteSize)
 			opts.PolicyCheckMemory = int64(checkMemory)
-			opts.PolicyCheck = func(w policywatch.Options, memory int64) (func(context.Context) error, error) {
-				return policyCheckInChild(w, memory, policyCheckTimeout)
+			opts.PolicyCheck = func(memory int64) (func(context.Context, policywatch.Options) error, error) {
+				return policyCheckInChild(memory, policyCheckTimeout)
 			}
 			if err := checkServeOptions(opts); err != nil {
 				return &ExitError{Code: ExitUsage, Err: err}

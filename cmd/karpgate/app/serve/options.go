@@ -83,9 +83,14 @@ type Options struct {
 	// runs where they load (see policywatch.Options.Check), given what it
 	// may hold; `karpgate serve` runs it in a child process. nil checks in
 	// this process.
-	PolicyCheck func(policywatch.Options, int64) (func(context.Context) error, error)
+	PolicyCheck func(memory int64) (func(context.Context, policywatch.Options) error, error)
 	// PolicyCheckMemory is the resident memory the policy check may hold.
 	PolicyCheckMemory int64
+	// KeepLastGood keeps the last configuration and policies that compiled
+	// in a ConfigMap (deploy.LastGoodConfigMapName, in the pod's
+	// namespace), and starts on them, degraded, when the mounted ones do
+	// not compile.
+	KeepLastGood bool
 
 	// ReloadInterval and CertReloadInterval tune how often the mounted
 	// files are checked; zero keeps the defaults.
@@ -110,6 +115,7 @@ func Defaults() Options {
 		MaxConcurrentRequests: webhook.DefaultMaxInFlight,
 		MaxRequestBytes:       webhook.DefaultMaxBodyBytes,
 		PolicyCheckMemory:     DefaultPolicyCheckMemory,
+		KeepLastGood:          true,
 	}
 }
 

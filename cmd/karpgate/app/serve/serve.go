@@ -52,7 +52,12 @@ func Run(ctx context.Context, opts Options) error {
 		Environment: opts.Environment, Interval: opts.ReloadInterval, Log: log.WithName("policies"),
 	}
 	if opts.PolicyCheck != nil {
-		if watch.Check, err = opts.PolicyCheck(watch, opts.PolicyCheckMemory); err != nil {
+		if watch.Check, err = opts.PolicyCheck(opts.PolicyCheckMemory); err != nil {
+			return err
+		}
+	}
+	if opts.KeepLastGood {
+		if watch, err = withLastGood(watch, opts.RestConfig, log.WithName("policies")); err != nil {
 			return err
 		}
 	}
