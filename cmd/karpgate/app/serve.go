@@ -55,8 +55,9 @@ their body is read; the memory budget and the Go heap limit come from
 --memory-limit (the Deployment passes the container's limit in $` + deploy.MemoryLimitEnv + `).
 
 The disruption loop (--controller) runs on the elected leader only, in a
-manager of its own; every replica serves the webhooks. A replica that loses
-the Lease drains its webhooks as on SIGTERM and exits, to be restarted. The
+manager of its own; every replica serves the webhooks. When the loop stops on
+its own (the Lease lost, its API calls failing), a new one starts after a pause
+and the webhooks keep serving. The
 cluster is reached with --kubeconfig, $KUBECONFIG, ~/.kube/config or the pod's
 service account.`,
 		Args: cobra.NoArgs,
@@ -102,7 +103,7 @@ service account.`,
 	f.BoolVar(&opts.LeaderElect, "leader-elect", opts.LeaderElect, "elect one replica to run the disruption loop")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default the pod's namespace, else "+deploy.Namespace+")")
 	f.DurationVar(&opts.Lease.Duration, "leader-election-lease-duration", opts.Lease.Duration, "how long after the leader's last renewal another replica may take the Lease")
-	f.DurationVar(&opts.Lease.RenewDeadline, "leader-election-renew-deadline", opts.Lease.RenewDeadline, "how long the leader keeps trying to renew before it stops the loop (and drains and exits)")
+	f.DurationVar(&opts.Lease.RenewDeadline, "leader-election-renew-deadline", opts.Lease.RenewDeadline, "how long the leader keeps trying to renew before it stops the loop (a new one then waits its turn; the webhooks keep serving)")
 	f.DurationVar(&opts.Lease.RetryPeriod, "leader-election-retry-period", opts.Lease.RetryPeriod, "how often replicas try to take or renew the Lease")
 	f.DurationVar(&opts.ShutdownDelay, "shutdown-delay", opts.ShutdownDelay, "after SIGTERM, keep serving this long with /readyz failing, so the Service stops routing here first (a few seconds in a Deployment)")
 	f.DurationVar(&opts.RequestTimeout, "request-timeout", opts.RequestTimeout, fmt.Sprintf("time budget per request; keep it below the webhooks' timeoutSeconds (the manifests pass four fifths of it; default for %ds)", deploy.WebhookTimeoutSeconds))

@@ -107,54 +107,62 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
-	var loopMgr manager.Manager
+	var newLoop func() (manager.Manager, error)
 	if opts.Controller {
-		if loopMgr, err = manager.New(opts.RestConfig, loopManagerOptions(opts)); err != nil {
-			return fmt.Errorf("creating the disruption loop's manager: %w", err)
+		newLoop = func() (manager.Manager, error) {
+			m, err := manager.New(opts.RestConfig, loopManagerOptions(opts))
+			if err != nil {
+				return nil, fmt.Errorf("creating the disruption loop's manager: %w", err)
+			}
+			l, err := controller.Setup(m, controller.Options{Guard: opts.Guard,
+				// karpgate.yaml's timezone, as last reloaded: display only.
+				Location: func() *time.Location { return engines.Engine().Config().Location() }})
+			if err != nil {
+				return nil, fmt.Errorf("the disruption loop (--controller=false turns it off): %w", err)
+			}
+			loop.set(l)
+			return m, nil
 		}
-		l, err := controller.Setup(loopMgr, controller.Options{Guard: opts.Guard,
-			// karpgate.yaml's timezone, as last reloaded: display only.
-			Location: func() *time.Location { return engines.Engine().Config().Location() }})
+		// The first setup's errors stop the start: a cluster without
+		// Karpenter's CRDs is a configuration mistake to say at once.
+		first, err := newLoop()
 		if err != nil {
-			return fmt.Errorf("the disruption loop (--controller=false turns it off): %w", err)
+			return err
 		}
-		loop.set(l)
+		loops := &loopSupervisor{first: first, next: newLoop, log: log.WithName("loop")}
+		return run(ctx, opts, mgr, loops, drain)
 	}
 	log.Info("serving", "webhookPort", opts.Port, "certDir", opts.CertDir, "health", opts.HealthAddr, "metrics", opts.metricsAddr(),
 		"metricsSecure", opts.MetricsSecure, "config", opts.ConfigPath, "controller", opts.Controller, "leaderElection", leaderElection(opts),
 		"memoryLimit", opts.MemoryLimit, "heapLimit", memory.heapLimit, "requestMemoryBudget", memory.requestBudget, "conversionMemoryBudget", memory.conversionBudget)
-	return run(ctx, opts, mgr, loopMgr, drain)
+	return run(ctx, opts, mgr, nil, drain)
 }
 
-// run starts both managers. The webhooks stop ShutdownDelay after ctx ends
-// or after the loop stops on its own, whichever comes first; the loop
-// stops as soon as ctx ends, releasing its Lease to another replica.
-func run(ctx context.Context, opts Options, webhooks, loop manager.Manager, drain *drainer) error {
+// run starts the webhooks' manager and, with the loop, its supervisor.
+// The webhooks stop ShutdownDelay after ctx ends; the loop stops as soon
+// as ctx ends, releasing its Lease to another replica. When the loop stops
+// on its own (it lost its Lease, or its API calls failed), the supervisor
+// starts a new one and the webhooks never notice: a failure of the loop
+// must not take down the admission and conversion webhooks, on which every
+// NodePool write and every read of Karpenter's objects at another version
+// depend.
+func run(ctx context.Context, opts Options, webhooks manager.Manager, loops *loopSupervisor, drain *drainer) error {
 	webhookCtx := drain.after(ctx, opts.ShutdownDelay)
 	webhooksDone := make(chan error, 1)
 	go func() { webhooksDone <- webhooks.Start(webhookCtx) }()
-	if loop == nil {
+	if loops == nil {
 		return <-webhooksDone
 	}
 	loopCtx, stopLoop := context.WithCancel(ctx)
 	defer stopLoop()
-	loopDone := make(chan error, 1)
-	go func() { loopDone <- loop.Start(loopCtx) }()
-
+	loopsDone := make(chan error, 1)
+	go func() { loopsDone <- loops.run(loopCtx) }()
 	select {
 	case err := <-webhooksDone:
 		stopLoop()
-		return errors.Join(err, <-loopDone)
-	case loopErr := <-loopDone:
-		if ctx.Err() != nil && loopErr == nil {
-			return <-webhooksDone // an ordinary shutdown
-		}
-		if loopErr == nil {
-			loopErr = errors.New("it stopped without an error")
-		}
-		opts.Log.Error(loopErr, "the disruption loop stopped; draining the webhooks as on SIGTERM, then exiting so that karpgate restarts")
-		drain.begin()
-		return errors.Join(fmt.Errorf("the disruption loop stopped: %w", loopErr), <-webhooksDone)
+		return errors.Join(err, <-loopsDone)
+	case err := <-loopsDone:
+		return errors.Join(err, <-webhooksDone)
 	}
 }
 
