@@ -99,7 +99,17 @@ func TestValidatingWebhook(t *testing.T) {
 		},
 		{name: "not a Karpenter kind", req: request{op: admissionv1.Create, object: configMap}, allowed: true},
 		{name: "delete", req: request{op: admissionv1.Delete, old: latestProd}, allowed: true},
-		{name: "finalizer removal while deleting", req: request{op: admissionv1.Update, object: beingDeleted, old: beingDeleted}, allowed: true},
+		{
+			name: "finalizer removal while deleting (the match conditions keep it away; called anyway, it is grandfathered)",
+			req:  request{op: admissionv1.Update, object: beingDeleted, old: beingDeleted}, allowed: true,
+			warnings: []string{`KG201 spec.disruption.budgets[0].schedule: "0 9 * * sat-sun" is not a valid cron`},
+		},
+		{
+			name: "spec change while deleting",
+			req:  request{op: admissionv1.Update, object: patch(t, beingDeleted, `[{"op":"replace","path":"/spec/disruption/budgets/0/schedule","value":"0 9 * * mon-sun"}]`), old: beingDeleted},
+			message: "NodePool/weekend breaks 1 karpgate rule:\n" +
+				`KG201 spec.disruption.budgets[0].schedule: "0 9 * * mon-sun"`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
