@@ -3,6 +3,7 @@ package conversion
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -10,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/karpgate/karpgate/conversion"
@@ -21,9 +24,18 @@ import (
 // only matters for a NodePool read without defaulting.
 const v1ExpireAfterDefault = "720h"
 
-// ClientNodePools reads NodePools from the cluster as v1 through reader.
+// ClientNodePools reads NodePools from the cluster as v1: from Cache once
+// it has synced, from Reader (the API server itself) before.
 type ClientNodePools struct {
 	Reader client.Reader
+	// Cache, when set, is read instead of Reader once Synced says it holds
+	// every NodePool: a review of every NodeClaim of a cluster names every
+	// NodePool, and a read of each from the API server at the client's
+	// rate took longer than the review may (about 50 NodePools at 5 QPS
+	// passed the 8 s timeout, and Karpenter's NodeClaim LIST failed with
+	// it).
+	Cache  client.Reader
+	Synced func() bool
 	// Log receives the errors whose text names sockets (a failed dial);
 	// the review's message says only that the API server was not reached.
 	Log logr.Logger
@@ -34,9 +46,16 @@ var nodePoolV1GVK = schema.GroupVersionKind{Group: karpenter.CoreGroup, Version:
 // ExpireAfter reads the NodePool's spec.template.spec.expireAfter; found is
 // false when the NodePool does not exist.
 func (c ClientNodePools) ExpireAfter(ctx context.Context, name string) (string, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return "", false, err
+	}
+	reader := c.Reader
+	if c.Cache != nil && c.Synced != nil && c.Synced() {
+		reader = c.Cache
+	}
 	np := &unstructured.Unstructured{}
 	np.SetGroupVersionKind(nodePoolV1GVK)
-	if err := c.Reader.Get(ctx, client.ObjectKey{Name: name}, np); err != nil {
+	if err := reader.Get(ctx, client.ObjectKey{Name: name}, np); err != nil {
 		if apierrors.IsNotFound(err) {
 			return "", false, nil
 		}
@@ -92,4 +111,57 @@ func (m *memo) ExpireAfter(ctx context.Context, name string) (string, bool, erro
 	m.answers[name] = memoAnswer{value, found}
 	m.mu.Unlock()
 	return value, found, nil
+}
+
+// NodePoolCache keeps every NodePool, as v1, trimmed to its name and
+// expireAfter, for ClientNodePools. It is a manager runnable of the plain
+// kind, not a cache the manager waits for: while NodePools are stored as
+// v1beta1, listing them as v1 needs karpgate's own conversion webhook,
+// which must be serving first. Until it has synced, lookups go to the API
+// server.
+type NodePoolCache struct {
+	cache    cache.Cache
+	informer cache.Informer
+}
+
+// NewNodePoolCache watches NodePools with cfg.
+func NewNodePoolCache(cfg *rest.Config) (*NodePoolCache, error) {
+	np := &unstructured.Unstructured{}
+	np.SetGroupVersionKind(nodePoolV1GVK)
+	c, err := cache.New(cfg, cache.Options{ByObject: map[client.Object]cache.ByObject{np: {Transform: trimNodePool}}})
+	if err != nil {
+		return nil, fmt.Errorf("a cache of NodePools for conversion: %w", err)
+	}
+	informer, err := c.GetInformer(context.Background(), np, cache.BlockUntilSynced(false))
+	if err != nil {
+		return nil, fmt.Errorf("a cache of NodePools for conversion: %w", err)
+	}
+	return &NodePoolCache{cache: c, informer: informer}, nil
+}
+
+// Start runs the cache until ctx ends.
+func (n *NodePoolCache) Start(ctx context.Context) error { return n.cache.Start(ctx) }
+
+// NeedLeaderElection is false: every replica converts.
+func (n *NodePoolCache) NeedLeaderElection() bool { return false }
+
+// Reader reads the cached NodePools.
+func (n *NodePoolCache) Reader() client.Reader { return n.cache }
+
+// Synced reports whether the cache holds every NodePool.
+func (n *NodePoolCache) Synced() bool { return n.informer.HasSynced() }
+
+// trimNodePool keeps what a lookup reads: the name and expireAfter.
+func trimNodePool(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	trimmed := &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind()}}
+	trimmed.SetName(u.GetName())
+	trimmed.SetResourceVersion(u.GetResourceVersion())
+	if value, found, _ := unstructured.NestedString(u.Object, "spec", "template", "spec", "expireAfter"); found {
+		_ = unstructured.SetNestedField(trimmed.Object, value, "spec", "template", "spec", "expireAfter")
+	}
+	return trimmed, nil
 }

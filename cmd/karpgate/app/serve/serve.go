@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -68,9 +69,14 @@ func Run(ctx context.Context, opts Options) error {
 
 	drain := &drainer{}
 	loop := &loopEndpoints{}
-	mgr, err := manager.New(opts.RestConfig, webhookManagerOptions(opts))
+	webhookConfig := webhookClientConfig(opts.RestConfig)
+	mgr, err := manager.New(webhookConfig, webhookManagerOptions(opts))
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
+	}
+	nodePools, err := conversionwebhook.NewNodePoolCache(webhookConfig)
+	if err != nil {
+		return err
 	}
 	srv, err := webhook.New(webhook.Options{
 		CertDir: opts.CertDir, Host: opts.Host, Port: opts.Port, CertReloadInterval: opts.CertReloadInterval, ClientCAFile: opts.ClientCAFile,
@@ -83,13 +89,15 @@ func Run(ctx context.Context, opts Options) error {
 		},
 		ShutdownTimeout: shutdownTimeout(opts),
 		Log:             log.WithName("webhook"),
-		Routes: routes(engines, conversionwebhook.ClientNodePools{Reader: mgr.GetAPIReader(), Log: log.WithName("conversion")},
+		Routes: routes(engines, conversionwebhook.ClientNodePools{
+			Reader: mgr.GetAPIReader(), Cache: nodePools.Reader(), Synced: nodePools.Synced, Log: log.WithName("conversion"),
+		},
 			&webhook.Budget{MaxInFlight: conversionSlots, Memory: memory.conversionBudget}, log),
 	})
 	if err != nil {
 		return err
 	}
-	for _, r := range []manager.Runnable{srv, engines} {
+	for _, r := range []manager.Runnable{srv, engines, nodePools} {
 		if err := mgr.Add(r); err != nil {
 			return err
 		}
@@ -184,6 +192,22 @@ func routes(engines admission.Engines, nodePools conversionwebhook.ClientNodePoo
 }
 
 func leaderElection(opts Options) bool { return opts.Controller && opts.LeaderElect }
+
+// The webhooks' client rate: client-go's default of 5 requests a second
+// let a conversion review that read 50 NodePools run past its timeout.
+// The NodePool cache answers those lookups now; this bounds what is left
+// (the lookups before the cache has synced, the cache's own list) at a
+// rate the API server's priority and fairness can still shape.
+const (
+	webhookClientQPS   = 50
+	webhookClientBurst = 100
+)
+
+func webhookClientConfig(cfg *rest.Config) *rest.Config {
+	out := rest.CopyConfig(cfg)
+	out.QPS, out.Burst = webhookClientQPS, webhookClientBurst
+	return out
+}
 
 // shutdownTimeout is long enough for a request that started just before
 // the signal.
