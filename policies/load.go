@@ -231,7 +231,7 @@ func checkDataAliases(dirs []string) error {
 			for {
 				var doc yaml.Node
 				if err := dec.Decode(&doc); err != nil {
-					return nil // not YAML the check can read: the loader reports it
+					return nil //nolint:nilerr // not YAML the check can read: the loader reports it
 				}
 				if err := manifest.CheckAliases(&doc, 0); err != nil {
 					line := 0

@@ -11,6 +11,9 @@ import (
 	"time"
 )
 
+// keptByHelper holds the allocate helper's chunks, so none is collected.
+var keptByHelper [][]byte
+
 // The test binary plays the child: with CHILDPROC_HELPER set, TestMain
 // does what it says instead of running the tests.
 func TestMain(m *testing.M) {
@@ -18,13 +21,12 @@ func TestMain(m *testing.M) {
 	case "":
 		os.Exit(m.Run())
 	case "allocate":
-		var keep [][]byte
 		for {
 			chunk := make([]byte, 16<<20)
 			for i := range chunk {
 				chunk[i] = 1 // touch every page, so it is resident
 			}
-			keep = append(keep, chunk)
+			keptByHelper = append(keptByHelper, chunk)
 		}
 	case "block":
 		for {

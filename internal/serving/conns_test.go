@@ -58,7 +58,7 @@ func TestListenerMakesRoomByClosingTheOldestIdleConnection(t *testing.T) {
 	}
 	block := make(chan struct{})
 	var busy atomic.Int32
-	srv := NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("X-Block") != "" {
 			busy.Add(1)
 			<-block

@@ -314,7 +314,9 @@ func TestACheckElsewhereGatesWhatIsCompiledHere(t *testing.T) {
 	}
 
 	refuse = nil
-	during = func() { cfg.update(map[string]string{"karpgate.yaml": "rules: {KG101: {severity: deny}, KG102: {severity: deny}}\n"}) }
+	during = func() {
+		cfg.update(map[string]string{"karpgate.yaml": "rules: {KG101: {severity: deny}, KG102: {severity: deny}}\n"})
+	}
 	cfg.update(map[string]string{"karpgate.yaml": "rules: {KG101: {actions: {admission: deny}}}\n"})
 	if changed, err := reload(); changed || err != nil || actionOfKG101(t, w) != config.Warn {
 		t.Fatalf("files changed while checked: Reload = %v, %v; want them left for the next check", changed, err)

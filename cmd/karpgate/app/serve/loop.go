@@ -47,7 +47,7 @@ func (s *loopSupervisor) run(ctx context.Context) error {
 			started := time.Now()
 			err := m.Start(ctx)
 			if ctx.Err() != nil {
-				return nil
+				return nil //nolint:nilerr // serve is stopping: the loop's error is its shutdown, not a failure
 			}
 			if time.Since(started) > maxLoopBackoff {
 				backoff = firstLoopBackoff // it ran a good while: a new failure
