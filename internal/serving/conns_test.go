@@ -68,12 +68,30 @@ func TestListenerMakesRoomByClosingTheOldestIdleConnection(t *testing.T) {
 	t.Cleanup(func() { close(block); srv.Close() })
 	addr := l.Addr().String()
 	reasons := func(reason string) int { mu.Lock(); defer mu.Unlock(); return closed[reason] }
+	// The server marks a connection idle after it has written the answer,
+	// so a client can read it first: wait for the mark before a step that
+	// needs it, or the busy machine decides which connection is "oldest".
+	waitIdle := func(what string, n int) {
+		t.Helper()
+		wait.For(t, what, func() bool {
+			l.tracker.mu.Lock()
+			defer l.tracker.mu.Unlock()
+			served := 0 // a new connection waits in the idle list too
+			for e := l.tracker.idle.Front(); e != nil; e = e.Next() {
+				if e.Value.(*trackedConn).served {
+					served++
+				}
+			}
+			return served == n
+		})
+	}
 
 	a, b := dial(t, addr, "127.0.0.2"), dial(t, addr, "127.0.0.2")
-	for _, c := range []*rawClient{a, b} {
+	for i, c := range []*rawClient{a, b} {
 		if err := c.get(); err != nil {
 			t.Fatal(err)
 		}
+		waitIdle("a, then b, to be idle", i+1)
 	}
 	// A third connection from the same address: its oldest idle one, a,
 	// makes room.
@@ -101,6 +119,7 @@ func TestListenerMakesRoomByClosingTheOldestIdleConnection(t *testing.T) {
 	if err := dial(t, addr, "127.0.0.3").get(); err != nil {
 		t.Fatalf("another address: %v", err)
 	}
+	waitIdle("the other address's connection to be idle", 1)
 	// Max is reached, b and c busy, the last one idle: a fourth address
 	// closes that one.
 	if err := dial(t, addr, "127.0.0.4").get(); err != nil || reasons("idle") != 2 {
