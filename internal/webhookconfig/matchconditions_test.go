@@ -3,7 +3,6 @@ package webhookconfig
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/google/cel-go/cel"
 
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/test/golden"
 )
 
 // TestMatchConditions evaluates the conditions as the API server would,
@@ -128,11 +128,7 @@ func merge(doc, patch map[string]any) map[string]any {
 // without reaching karpgate are Karpenter's own; a built-in rule that read
 // one would not be asked about a change to it.
 func TestNoRuleReadsWhatTheConditionsExempt(t *testing.T) {
-	files, err := filepath.Glob("../../policies/rules/*/*.rego")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no rules found: %v", err)
-	}
-	for _, f := range files {
+	for _, f := range golden.Glob(t, "../../policies/rules/*/*.rego") {
 		if strings.HasSuffix(f, "_test.rego") {
 			continue
 		}
