@@ -9,6 +9,7 @@ import (
 	"github.com/go-logr/logr"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
@@ -126,13 +127,23 @@ type NodePoolCache struct {
 
 // NewNodePoolCache watches NodePools with cfg.
 func NewNodePoolCache(cfg *rest.Config) (*NodePoolCache, error) {
+	return newNodePoolCache(cfg, cache.Options{})
+}
+
+func newNodePoolCache(cfg *rest.Config, opts cache.Options) (*NodePoolCache, error) {
 	np := &unstructured.Unstructured{}
 	np.SetGroupVersionKind(nodePoolV1GVK)
-	c, err := cache.New(cfg, cache.Options{ByObject: map[client.Object]cache.ByObject{np: {Transform: trimNodePool}}})
-	if err != nil {
-		return nil, fmt.Errorf("a cache of NodePools for conversion: %w", err)
+	opts.ByObject = map[client.Object]cache.ByObject{np: {Transform: trimNodePool}}
+	c, err := cache.New(cfg, opts)
+	var informer cache.Informer
+	if err == nil {
+		informer, err = c.GetInformer(context.Background(), np, cache.BlockUntilSynced(false))
 	}
-	informer, err := c.GetInformer(context.Background(), np, cache.BlockUntilSynced(false))
+	if meta.IsNoMatchError(err) {
+		// Karpenter's CRDs are not installed yet: the webhooks still
+		// serve, and lookups read the API server until a restart.
+		return &NodePoolCache{}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("a cache of NodePools for conversion: %w", err)
 	}
@@ -140,16 +151,27 @@ func NewNodePoolCache(cfg *rest.Config) (*NodePoolCache, error) {
 }
 
 // Start runs the cache until ctx ends.
-func (n *NodePoolCache) Start(ctx context.Context) error { return n.cache.Start(ctx) }
+func (n *NodePoolCache) Start(ctx context.Context) error {
+	if n.cache == nil {
+		<-ctx.Done()
+		return nil
+	}
+	return n.cache.Start(ctx)
+}
 
 // NeedLeaderElection is false: every replica converts.
 func (n *NodePoolCache) NeedLeaderElection() bool { return false }
 
 // Reader reads the cached NodePools.
-func (n *NodePoolCache) Reader() client.Reader { return n.cache }
+func (n *NodePoolCache) Reader() client.Reader {
+	if n.cache == nil {
+		return nil
+	}
+	return n.cache
+}
 
 // Synced reports whether the cache holds every NodePool.
-func (n *NodePoolCache) Synced() bool { return n.informer.HasSynced() }
+func (n *NodePoolCache) Synced() bool { return n.informer != nil && n.informer.HasSynced() }
 
 // trimNodePool keeps what a lookup reads: the name and expireAfter.
 func trimNodePool(obj any) (any, error) {

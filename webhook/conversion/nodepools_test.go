@@ -9,8 +9,11 @@ import (
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -69,5 +72,19 @@ func TestLookupsReadTheCacheOnceItHasSynced(t *testing.T) {
 	}
 	if _, found, err := pools.ExpireAfter(context.Background(), "gone"); found || err != nil {
 		t.Fatalf("a NodePool the cache does not hold: found %v, %v", found, err)
+	}
+}
+
+// TestNodePoolCacheWithoutKarpenterCRDs: a cluster without Karpenter's
+// CRDs yet (karpgate installed first) still gets a serving replica whose
+// lookups read the API server, not a start-up error.
+func TestNodePoolCacheWithoutKarpenterCRDs(t *testing.T) {
+	noKinds := meta.NewDefaultRESTMapper(nil)
+	c, err := newNodePoolCache(&rest.Config{Host: "http://127.0.0.1:1"}, cache.Options{Mapper: noKinds})
+	if err != nil {
+		t.Fatalf("without Karpenter's CRDs: %v, want a cache that never syncs", err)
+	}
+	if c.Synced() {
+		t.Fatal("a cache without NodePools says it has synced")
 	}
 }
