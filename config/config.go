@@ -160,6 +160,13 @@ func Parse(source string, data []byte) (*Config, error) {
 		return c, nil
 	}
 	c.root = doc.Content[0]
+	if err := manifest.CheckAliases(&doc, 0); err != nil {
+		e := &Error{Source: source, Message: err.Error()}
+		if ae := (*manifest.AliasError)(nil); errors.As(err, &ae) {
+			e.Position = ae.Position
+		}
+		return nil, e
+	}
 	if err := checkKnownKeys(c.root, configType, ""); err != nil {
 		return nil, c.errorAt(err.path, err.msg)
 	}

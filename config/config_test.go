@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -206,5 +207,31 @@ func TestTimezoneIsForDisplayAndDefaultsToUTC(t *testing.T) {
 	}
 	if got := (*Config)(nil).Location(); got != time.UTC {
 		t.Errorf("nil config Location = %v", got)
+	}
+}
+
+// TestParseRefusesAliasBombs: the review's 1.8 MB karpgate.yaml, one
+// 150,000-key anchor merged 40,000 times, never finished loading; it is
+// refused at the alias that takes it past manifest.MaxAliasNodes, and a
+// file that uses aliases sparingly still loads.
+func TestParseRefusesAliasBombs(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("rules:\n  <<: [&a {")
+	for i := range 150_000 {
+		fmt.Fprintf(&b, "k%d: {},", i)
+	}
+	b.WriteString("}" + strings.Repeat(", *a", 40_000) + "]\n")
+	_, err := Parse("bomb.yaml", []byte(b.String()))
+	var e *Error
+	if !errors.As(err, &e) || e.Line != 2 || !strings.HasPrefix(err.Error(), "bomb.yaml:2:") || !strings.Contains(err.Error(), "the YAML alias *a") {
+		t.Fatalf("got %v, want an error at bomb.yaml:2 naming the alias", err)
+	}
+
+	c, err := Parse("karpgate.yaml", []byte("production:\n  values: &v [prod, live]\nrules:\n  KG101: &warn {severity: warn}\n  KG102: *warn\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Rules["KG102"].Severity != Warn || len(c.Production.Values) != 2 {
+		t.Errorf("aliases not expanded: %+v", c)
 	}
 }

@@ -31,13 +31,17 @@ func ClusterRules() []rbacv1.PolicyRule {
 // LeaderElectionRoleName names the Role and RoleBinding for the Lease.
 const LeaderElectionRoleName = deploy.Name + "-leader-election"
 
-// LeaderElectionRules are namespaced to karpgate's own namespace. Create
-// cannot be limited to a name (the object does not exist yet); reading and
-// renewing can, so they are limited to karpgate's own Lease.
+// LeaderElectionRules are namespaced to karpgate's own namespace: its
+// Lease, and the ConfigMap that keeps the last good policy
+// (policies/lastgood). Create cannot be limited to a name (the object does
+// not exist yet); reading and writing can, so they are limited to
+// karpgate's own objects.
 func LeaderElectionRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{deploy.LeaderElectionID}, Verbs: []string{"get", "update"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{deploy.LastGoodConfigMapName}, Verbs: []string{"get", "update"}},
 	}
 }
 

@@ -143,6 +143,11 @@ func podSpec(opts Options) corev1.PodSpec {
 				LocalObjectReference: corev1.LocalObjectReference{Name: deploy.PolicyConfigMapName},
 				Optional:             ptr.To(true),
 			}}},
+			// The root filesystem is read-only; the last good policy is
+			// restored here when the mounted one does not compile.
+			{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
+				SizeLimit: ptr.To(resource.MustParse("16Mi")),
+			}}},
 		},
 	}
 }
@@ -243,6 +248,7 @@ func container(opts Options) corev1.Container {
 			{Name: "certs", MountPath: deploy.CertMountDir, ReadOnly: true},
 			{Name: "config", MountPath: deploy.ConfigMountDir, ReadOnly: true},
 			{Name: "policies", MountPath: deploy.PolicyMountDir, ReadOnly: true},
+			{Name: "tmp", MountPath: "/tmp"},
 		},
 	}
 }

@@ -224,6 +224,7 @@ func (e *Engine) EvaluateCrossObject(ctx context.Context, s *Subject, inventory 
 		ast.Item(ast.StringTerm("operation"), ast.StringTerm("")),
 		ast.Item(ast.StringTerm("enforcementPoint"), ast.StringTerm(string(point))),
 		ast.Item(ast.StringTerm("production"), ast.BooleanTerm(s.production)),
+		ast.Item(ast.StringTerm("objectProduction"), ast.BooleanTerm(s.production)),
 		ast.Item(ast.StringTerm("inventory"), ast.NewTerm(inventory.value)),
 	)
 	if now.IsZero() {

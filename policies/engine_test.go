@@ -3,6 +3,8 @@ package policies
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -69,6 +71,24 @@ func TestUserPoliciesAreCheckedWhenLoaded(t *testing.T) {
 				t.Fatalf("got %v, want an error containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestDataAliasBombIsRefused: OPA's loader expands every alias of a
+// --data YAML file; nine levels of ten aliases would be a billion nodes.
+func TestDataAliasBombIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&b, "l%d: &l%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d, ", i-1), 10), ", "))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bomb.yaml"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := New(context.Background(), Options{DataDirs: []string{dir}})
+	if err == nil || !strings.Contains(err.Error(), "bomb.yaml:6: the YAML alias *l4") {
+		t.Fatalf("got %v, want the alias bomb refused at bomb.yaml:6", err)
 	}
 }
 

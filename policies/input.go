@@ -24,6 +24,7 @@ type evalInput struct {
 	// waivers are the object's waivers as of the evaluation's instant.
 	waivers []waiver.Waiver
 
+	env       environment
 	converted bool
 	input     ast.Object
 	object    ast.Value
@@ -31,16 +32,19 @@ type evalInput struct {
 }
 
 func (e *Engine) newEvalInput(req Request, point config.EnforcementPoint, now time.Time) *evalInput {
-	in := &evalInput{e: e, req: req, point: point, waivers: readWaivers(req.Object, now)}
+	env := e.environmentOf(req)
+	in := &evalInput{e: e, req: req, point: point, env: env, waivers: readWaivers(req.Object, now)}
 	in.goInput = map[string]any{
 		"object":           req.Object,
 		"operation":        string(req.Operation),
 		"enforcementPoint": string(point),
-		"production":       e.cfg.IsProduction(req.Object),
+		"production":       env.production,
+		"objectProduction": env.object,
 		"waivers":          waiversInput(in.waivers, changedWaivers(req)),
 	}
 	if req.OldObject != nil {
 		in.goInput["oldObject"] = req.OldObject
+		in.goInput["oldObjectProduction"] = env.oldObject
 	}
 	if req.UserInfo != nil {
 		in.goInput["userInfo"] = userInfoInput(req.UserInfo)
@@ -56,12 +60,33 @@ func userInfoInput(u *UserInfo) map[string]any {
 	return map[string]any{"username": u.Username, "groups": groups}
 }
 
+// environment is whether a request is production, and why.
+type environment struct {
+	// object and oldObject are each object's own verdict (its labels and
+	// tags, or the cluster-wide environment).
+	object, oldObject bool
+	// production is what rules judge by: on an UPDATE, the object is
+	// production if the old or the new one is. Otherwise one patch that
+	// removes the label would also switch off every production rule for
+	// itself; KG604 reports the removal.
+	production bool
+}
+
+func (e *Engine) environmentOf(req Request) environment {
+	env := environment{object: e.cfg.IsProduction(req.Object)}
+	if req.OldObject != nil {
+		env.oldObject = e.cfg.IsProduction(req.OldObject)
+	}
+	env.production = env.object || env.oldObject
+	return env
+}
+
 // rego is the input converted to Rego's representation, and the object in
 // it, converted on the first call.
 func (in *evalInput) rego() (ast.Object, ast.Value, error) {
 	if !in.converted {
 		in.converted = true
-		in.input, in.object, in.err = in.e.inputOf(in.req, in.point, in.goInput["production"].(bool))
+		in.input, in.object, in.err = in.e.inputOf(in.req, in.point, in.env)
 		if in.err == nil {
 			in.err = insertGo(in.input, in.goInput, "waivers", "userInfo")
 		}
@@ -88,10 +113,10 @@ func insertGo(in ast.Object, goInput map[string]any, keys ...string) error {
 
 // input is the input document of a request, and the object in it.
 func (e *Engine) input(req Request, point config.EnforcementPoint) (in ast.Object, object ast.Value, err error) {
-	return e.inputOf(req, point, e.cfg.IsProduction(req.Object))
+	return e.inputOf(req, point, e.environmentOf(req))
 }
 
-func (e *Engine) inputOf(req Request, point config.EnforcementPoint, production bool) (in ast.Object, object ast.Value, err error) {
+func (e *Engine) inputOf(req Request, point config.EnforcementPoint, env environment) (in ast.Object, object ast.Value, err error) {
 	object, err = ast.InterfaceToValue(req.Object)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", objectRef(req.Object), err)
@@ -100,7 +125,8 @@ func (e *Engine) inputOf(req Request, point config.EnforcementPoint, production 
 		ast.Item(ast.StringTerm("object"), ast.NewTerm(object)),
 		ast.Item(ast.StringTerm("operation"), ast.StringTerm(string(req.Operation))),
 		ast.Item(ast.StringTerm("enforcementPoint"), ast.StringTerm(string(point))),
-		ast.Item(ast.StringTerm("production"), ast.BooleanTerm(production)),
+		ast.Item(ast.StringTerm("production"), ast.BooleanTerm(env.production)),
+		ast.Item(ast.StringTerm("objectProduction"), ast.BooleanTerm(env.object)),
 	)
 	if req.OldObject != nil {
 		old, err := ast.InterfaceToValue(req.OldObject)
@@ -108,6 +134,7 @@ func (e *Engine) inputOf(req Request, point config.EnforcementPoint, production 
 			return nil, nil, fmt.Errorf("%s: old object: %w", objectRef(req.Object), err)
 		}
 		in.Insert(ast.StringTerm("oldObject"), ast.NewTerm(old))
+		in.Insert(ast.StringTerm("oldObjectProduction"), ast.BooleanTerm(env.oldObject))
 	}
 	if req.Inventory != nil {
 		in.Insert(ast.StringTerm("inventory"), ast.NewTerm(req.Inventory.value))

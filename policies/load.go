@@ -1,7 +1,9 @@
 package policies
 
 import (
+	"bytes"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -12,6 +14,9 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/loader"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/karpgate/karpgate/internal/manifest"
 )
 
 //go:embed rules
@@ -198,6 +203,9 @@ func loadData(dirs []string) (map[string]any, error) {
 		}
 		return true
 	}
+	if err := checkDataAliases(dirs); err != nil {
+		return nil, err
+	}
 	result, err := loader.NewFileLoader().Filtered(dirs, onlyData)
 	if err != nil {
 		return nil, fmt.Errorf("--data: %w", err)
@@ -206,4 +214,47 @@ func loadData(dirs []string) (map[string]any, error) {
 		return nil, fmt.Errorf("--data: the top-level key \"karpgate\" is reserved for karpgate's configuration; move that data under another name")
 	}
 	return result.Documents, nil
+}
+
+// checkDataAliases refuses a YAML data file whose aliases expand past
+// manifest.MaxAliasNodes before OPA's loader, which expands every alias,
+// reads it.
+func checkDataAliases(dirs []string) error {
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				return err
+			case d.IsDir() && p != dir && strings.HasPrefix(d.Name(), "."):
+				return filepath.SkipDir
+			case d.IsDir():
+				return nil
+			}
+			if ext := strings.ToLower(path.Ext(p)); ext != ".yaml" && ext != ".yml" {
+				return nil
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			dec := yaml.NewDecoder(bytes.NewReader(data))
+			for {
+				var doc yaml.Node
+				if err := dec.Decode(&doc); err != nil {
+					return nil //nolint:nilerr // not YAML the check can read: the loader reports it
+				}
+				if err := manifest.CheckAliases(&doc, 0); err != nil {
+					line := 0
+					if ae := (*manifest.AliasError)(nil); errors.As(err, &ae) {
+						line = ae.Line
+					}
+					return fmt.Errorf("--data %s:%d: %w", p, line, err)
+				}
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -65,7 +65,33 @@ type Limits struct {
 	// MaxConnections caps the listener's open connections; 0 means
 	// serving.DefaultMaxConnections.
 	MaxConnections int
+	// MinBodyRate is the slowest a body may arrive, in bytes a second,
+	// after BodyGrace: a 5 KiB review must arrive within about a second,
+	// not hold its slot and memory for the whole Timeout. 0 means
+	// DefaultMinBodyRate; the Timeout bounds it too.
+	MinBodyRate int64
 }
+
+// Budget is a share of the server's capacity that only the routes given it
+// use: its own request slots and its own memory, so that those routes and
+// the others cannot crowd each other out. Conversion reviews carry whole
+// lists and come from the API server's storage path; admission reviews
+// carry one object and come from writes.
+type Budget struct {
+	// MaxInFlight is the requests handled at once on its routes.
+	MaxInFlight int
+	// Memory is what their bodies and what is decoded from them may take.
+	Memory int64
+}
+
+// Defaults of the body rate.
+const (
+	// DefaultMinBodyRate: 1 MiB/s, far below what the API server sends
+	// from the same cluster.
+	DefaultMinBodyRate = 1 << 20
+	// BodyGrace is what any body gets on top of its size at MinBodyRate.
+	BodyGrace = time.Second
+)
 
 func (l Limits) withDefaults() Limits {
 	if l.MaxInFlight <= 0 {
@@ -80,41 +106,71 @@ func (l Limits) withDefaults() Limits {
 	if l.MemoryBudget <= 0 {
 		l.MemoryBudget = DefaultMemoryBudget
 	}
+	if l.MinBodyRate <= 0 {
+		l.MinBodyRate = DefaultMinBodyRate
+	}
 	return l
 }
 
-// limiter applies Limits to every route of one server; its slots and its
-// memory budget are shared, because the routes share the CPU and the heap.
+// limiter applies Limits to every route of one server. The routes without
+// a Budget of their own share the server's slots and memory budget,
+// because they share the CPU and the heap; each Budget is a pool of its
+// own.
 type limiter struct {
 	limits Limits
+	shared *pool
+	pools  map[*Budget]*pool
+	// requireClientCerts: a client CA is configured, so routes with
+	// RequireClientCert refuse requests without a verified certificate.
+	requireClientCerts bool
+	log                logr.Logger
+}
+
+// pool is a set of request slots and a memory budget.
+type pool struct {
 	slots  chan struct{}
 	memory *semaphore.Weighted
-	log    logr.Logger
+	size   int64 // the memory budget
+}
+
+func newPool(inFlight int, memory int64) *pool {
+	return &pool{slots: make(chan struct{}, inFlight), memory: semaphore.NewWeighted(memory), size: memory}
 }
 
 func newLimiter(l Limits, log logr.Logger) *limiter {
 	l = l.withDefaults()
-	return &limiter{limits: l, slots: make(chan struct{}, l.MaxInFlight), memory: semaphore.NewWeighted(l.MemoryBudget), log: log}
+	return &limiter{limits: l, shared: newPool(l.MaxInFlight, l.MemoryBudget), pools: map[*Budget]*pool{}, log: log}
 }
 
 // routeLimits are one route's body limit and memory factor with the
-// server's defaults filled in.
+// server's defaults filled in, and its pool.
 type routeLimits struct {
-	maxBody int64
-	factor  int64
+	maxBody    int64
+	factor     int64
+	pool       *pool
+	clientCert bool
 }
 
 func (l *limiter) forRoute(r Route) (routeLimits, error) {
-	rl := routeLimits{maxBody: r.MaxBodyBytes, factor: int64(r.MemoryFactor)}
+	rl := routeLimits{maxBody: r.MaxBodyBytes, factor: int64(r.MemoryFactor), pool: l.shared, clientCert: r.RequireClientCert}
 	if rl.maxBody <= 0 {
 		rl.maxBody = l.limits.MaxBodyBytes
 	}
 	if rl.factor <= 0 {
 		rl.factor = DefaultMemoryFactor
 	}
-	if need := rl.maxBody * rl.factor; need > l.limits.MemoryBudget {
+	if b := r.Budget; b != nil {
+		if b.MaxInFlight <= 0 || b.Memory <= 0 {
+			return rl, fmt.Errorf("webhook: route %s: its budget needs request slots and memory", r.Path)
+		}
+		if l.pools[b] == nil {
+			l.pools[b] = newPool(b.MaxInFlight, b.Memory)
+		}
+		rl.pool = l.pools[b]
+	}
+	if need := rl.maxBody * rl.factor; need > rl.pool.size {
 		return rl, fmt.Errorf("webhook: route %s: one request at its %s body limit needs %s of memory, more than the %s budget for requests; raise the memory limit (--memory-limit) or lower the body limit",
-			r.Path, byteCount(rl.maxBody), byteCount(need), byteCount(l.limits.MemoryBudget))
+			r.Path, byteCount(rl.maxBody), byteCount(need), byteCount(rl.pool.size))
 	}
 	return rl, nil
 }
@@ -130,10 +186,23 @@ func (l *limiter) wrap(path string, rl routeLimits, next http.Handler) http.Hand
 		cancel := context.CancelFunc(func() {})
 		if l.limits.Timeout > 0 {
 			ctx, cancel = context.WithTimeout(ctx, l.limits.Timeout)
-			// A slow client must not hold a slot past the budget.
-			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(l.limits.Timeout))
 		}
 		defer cancel()
+		if rl.clientCert && l.requireClientCerts && (r.TLS == nil || len(r.TLS.VerifiedChains) == 0) {
+			l.reject(w, path, http.StatusUnauthorized, "unauthenticated",
+				"this endpoint answers only the API server, which presents a client certificate signed by --client-ca-file")
+			return
+		}
+		if r.ContentLength < 0 {
+			// The API server always says how long its reviews are; a body
+			// of unknown size would have to reserve the route's whole limit.
+			l.reject(w, path, http.StatusLengthRequired, "chunked",
+				"a request body without Content-Length (chunked) is refused: say how long the body is")
+			return
+		}
+		// A slow client must not hold a slot and memory past what its body
+		// needs at the slowest rate karpgate accepts.
+		_ = http.NewResponseController(w).SetReadDeadline(l.bodyDeadline(r.ContentLength))
 
 		// Nothing is read before the request holds a slot and its memory,
 		// so clients sending large or unfinished bodies cost at most the
@@ -145,26 +214,23 @@ func (l *limiter) wrap(path string, rl routeLimits, next http.Handler) http.Hand
 		}
 		queue, stopQueue := context.WithTimeout(ctx, l.limits.MaxQueueWait)
 		defer stopQueue()
-		if !l.acquireSlot(queue) {
-			l.saturated(w, path, fmt.Sprintf("all %d request slots are busy", l.limits.MaxInFlight))
+		p := rl.pool
+		if !p.acquireSlot(queue) {
+			l.saturated(w, path, fmt.Sprintf("all %d request slots are busy", cap(p.slots)))
 			return
 		}
-		defer l.releaseSlot()
-		size := r.ContentLength
-		if size < 0 { // chunked: it may be as large as the limit allows
-			size = rl.maxBody
-		}
-		reserved := max(size, 1) * rl.factor
-		if err := l.memory.Acquire(queue, reserved); err != nil {
-			l.saturated(w, path, fmt.Sprintf("the requests in flight hold the memory budget (%s)", byteCount(l.limits.MemoryBudget)))
+		defer p.releaseSlot()
+		reserved := max(r.ContentLength, 1) * rl.factor
+		if err := p.memory.Acquire(queue, reserved); err != nil {
+			l.saturated(w, path, fmt.Sprintf("the requests in flight hold the memory budget (%s)", byteCount(p.size)))
 			return
 		}
-		defer l.memory.Release(reserved)
+		defer p.memory.Release(reserved)
 		reservedBytes.Add(float64(reserved))
 		defer reservedBytes.Sub(float64(reserved))
 		stopQueue()
 
-		body, status, err := readBody(r, rl.maxBody)
+		body, status, err := readBody(r)
 		if err != nil {
 			reason := map[int]string{http.StatusRequestEntityTooLarge: "too_large", http.StatusRequestTimeout: "timeout"}[status]
 			if reason == "" {
@@ -197,16 +263,26 @@ func (l *limiter) saturated(w http.ResponseWriter, path, what string) {
 	l.reject(w, path, http.StatusTooManyRequests, "saturated", what+"; the API server retries after 1s (raise --max-concurrent-requests or --memory-limit, or add replicas, if this persists)")
 }
 
-func (l *limiter) acquireSlot(ctx context.Context) bool {
+func (p *pool) acquireSlot(ctx context.Context) bool {
 	select {
-	case l.slots <- struct{}{}:
+	case p.slots <- struct{}{}:
 		return true
 	case <-ctx.Done():
 		return false
 	}
 }
 
-func (l *limiter) releaseSlot() { <-l.slots }
+func (p *pool) releaseSlot() { <-p.slots }
+
+// bodyDeadline is when a body of size bytes must have arrived: BodyGrace
+// plus its size at MinBodyRate, and never later than the Timeout.
+func (l *limiter) bodyDeadline(size int64) time.Time {
+	d := BodyGrace + time.Duration(float64(size)/float64(l.limits.MinBodyRate)*float64(time.Second))
+	if l.limits.Timeout > 0 {
+		d = min(d, l.limits.Timeout)
+	}
+	return time.Now().Add(d)
+}
 
 // recoverPanic turns a handler's panic into a 500 that says where to look,
 // and logs the panic and its stack: what the panic says stays in the log.
@@ -223,32 +299,23 @@ func (l *limiter) recoverPanic(w http.ResponseWriter, r *http.Request, path stri
 	writeStatus(w, http.StatusInternalServerError, fmt.Sprintf("karpgate %s: internal error while handling the request (the details are in karpgate's log)", path))
 }
 
-// readBody reads the whole body, at most limit bytes, so that a handler
+// readBody reads the whole body, of its declared length, so that a handler
 // never sees a truncated review. Errors say what went wrong without the
 // socket addresses that net errors carry.
-func readBody(r *http.Request, limit int64) ([]byte, int, error) {
+func readBody(r *http.Request) ([]byte, int, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, 0, nil // the handler explains what it expected
 	}
 	defer r.Body.Close()
-	var (
-		body []byte
-		err  error
-	)
-	if r.ContentLength >= 0 {
-		// The size is known and reserved: one allocation, no doubling.
-		body = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(r.Body, body)
-	} else {
-		body, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
-	}
+	// The size is known, checked against the limit and reserved: one
+	// allocation, no doubling.
+	body := make([]byte, r.ContentLength)
+	_, err := io.ReadFull(r.Body, body)
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return nil, http.StatusRequestTimeout, errors.New("the request body did not arrive within the request timeout (--request-timeout)")
+		return nil, http.StatusRequestTimeout, errors.New("the request body did not arrive in time: within the request timeout (--request-timeout), and at 1 MiB/s or faster after its first second")
 	case err != nil:
 		return nil, http.StatusBadRequest, errors.New("the request body ended before its declared length, or the connection failed while reading it")
-	case int64(len(body)) > limit:
-		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("request body is over the %d-byte limit (--max-request-bytes)", limit)
 	}
 	return body, 0, nil
 }

@@ -107,9 +107,9 @@ func TestBodyLimit(t *testing.T) {
 	}{
 		{"at the limit", "/small", 100, false, http.StatusOK, ""},
 		{"declared too large", "/small", 101, false, http.StatusRequestEntityTooLarge, "request body of 101 bytes is over the 100-byte limit (--max-request-bytes)"},
-		{"chunked too large", "/small", 101, true, http.StatusRequestEntityTooLarge, "request body is over the 100-byte limit"},
+		{"chunked", "/small", 10, true, http.StatusLengthRequired, "a request body without Content-Length (chunked) is refused"},
 		{"route's own limit", "/large", 1000, false, http.StatusOK, ""},
-		{"over the route's own limit", "/large", 1001, true, http.StatusRequestEntityTooLarge, "over the 1000-byte limit"},
+		{"over the route's own limit", "/large", 1001, false, http.StatusRequestEntityTooLarge, "request body of 1001 bytes is over the 1000-byte limit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -119,7 +119,11 @@ func TestBodyLimit(t *testing.T) {
 			if tt.chunked {
 				body, length = io.MultiReader(body), -1 // unknown length: sent chunked
 			}
-			before := testutil.ToFloat64(rejectedRequests.WithLabelValues(tt.path, "too_large"))
+			reason := "too_large"
+			if tt.chunked {
+				reason = "chunked"
+			}
+			before := testutil.ToFloat64(rejectedRequests.WithLabelValues(tt.path, reason))
 			resp, got := r.post(t, tt.path, body, length)
 			if resp.StatusCode != tt.wantCode {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.wantCode, got)
@@ -133,8 +137,8 @@ func TestBodyLimit(t *testing.T) {
 			if s := statusMessage(t, got); !strings.Contains(s.Message, tt.wantInMessage) || s.Code != int32(tt.wantCode) {
 				t.Fatalf("status %+v, want code %d and a message containing %q", s, tt.wantCode, tt.wantInMessage)
 			}
-			if after := testutil.ToFloat64(rejectedRequests.WithLabelValues(tt.path, "too_large")); after != before+1 {
-				t.Errorf("karpgate_webhook_rejected_requests_total{reason=too_large} went %v -> %v", before, after)
+			if after := testutil.ToFloat64(rejectedRequests.WithLabelValues(tt.path, reason)); after != before+1 {
+				t.Errorf("karpgate_webhook_rejected_requests_total{reason=%s} went %v -> %v", reason, before, after)
 			}
 		})
 	}

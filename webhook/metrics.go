@@ -1,8 +1,12 @@
 package webhook
 
 import (
+	"sync/atomic"
+
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/karpgate/karpgate/internal/serving"
 )
 
 // Request latency per endpoint comes from controller-runtime, which wraps
@@ -13,7 +17,7 @@ import (
 var (
 	rejectedRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "karpgate_webhook_rejected_requests_total",
-		Help: "Requests turned away before their handler ran, by endpoint and reason (saturated, too_large, timeout, unreadable).",
+		Help: "Requests turned away before their handler ran, by endpoint and reason (saturated, too_large, chunked, unauthenticated, timeout, unreadable).",
 	}, []string{"endpoint", "reason"})
 	inFlight = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "karpgate_webhook_requests_in_flight",
@@ -23,12 +27,31 @@ var (
 		Name: "karpgate_webhook_reserved_memory_bytes",
 		Help: "Memory reserved by requests in flight (body size times the route's memory factor), out of the budget --memory-limit leaves for requests.",
 	})
-	panics = prometheus.NewCounterVec(prometheus.CounterOpts{
+	closedConnections = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "karpgate_webhook_closed_connections_total",
+		Help: "Connections the webhook listener closed to make room, by reason: idle (the connection idle the longest, for a new one), source (a client address at its share, none of its connections idle), full (every connection busy).",
+	}, []string{"reason"})
+	openConnections = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "karpgate_webhook_open_connections",
+		Help: "Connections the webhook listener holds open.",
+	}, func() float64 {
+		if l := servingListener.Load(); l != nil {
+			return float64(l.Open())
+		}
+		return 0
+	})
+	// servingListener is the webhook listener the gauge reads: the one
+	// karpgate serve runs (the last one started, in tests).
+	servingListener atomic.Pointer[serving.Listener]
+	panics          = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "karpgate_webhook_panics_total",
 		Help: "Handler panics turned into 500 responses, by endpoint; the panic and its stack are logged.",
 	}, []string{"endpoint"})
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(rejectedRequests, inFlight, reservedBytes, panics)
+	ctrlmetrics.Registry.MustRegister(rejectedRequests, inFlight, reservedBytes, closedConnections, openConnections, panics)
+	for _, reason := range []string{"idle", "source", "full"} {
+		closedConnections.WithLabelValues(reason)
+	}
 }

@@ -3,10 +3,12 @@ package webhook
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -42,6 +44,17 @@ type Route struct {
 	// MemoryFactor is what handling one body byte costs at peak on this
 	// route; 0 means DefaultMemoryFactor.
 	MemoryFactor int
+	// Budget, when set, gives the route slots and memory of its own,
+	// shared only with the routes given the same Budget; nil shares the
+	// server's (Limits).
+	Budget *Budget
+	// RequireClientCert: with Options.ClientCAFile, a request must come
+	// over a connection whose client certificate that CA signed, or it is
+	// refused before it takes a slot. The API server presents one to
+	// admission webhooks when its AdmissionConfiguration names a
+	// kubeconfig with a client certificate; it presents none to
+	// conversion webhooks.
+	RequireClientCert bool
 }
 
 // Options configure a Server.
@@ -59,6 +72,11 @@ type Options struct {
 	// Limits bound connections, concurrency, memory, body size and time per
 	// request.
 	Limits Limits
+	// ClientCAFile, when set, is the PEM bundle of the CA that signs the
+	// API server's client certificate: a client that presents a
+	// certificate must present one it signed, and routes with
+	// RequireClientCert refuse requests without one.
+	ClientCAFile string
 	// ShutdownTimeout bounds how long Start waits, once its context ends,
 	// for requests in flight; 0 means a minute. The manager's graceful
 	// shutdown timeout bounds it too.
@@ -74,10 +92,14 @@ type Options struct {
 // are capped.
 type Server struct {
 	ctrlwebhook.Server
-	certs   *certwatcher.CertWatcher
-	opts    Options
-	addr    atomic.Pointer[string]
-	started chan struct{}
+	certs     *certwatcher.CertWatcher
+	clientCAs *x509.CertPool
+	opts      Options
+	addr      atomic.Pointer[string]
+	listener  atomic.Pointer[serving.Listener]
+	// serveErr is set once the listener has stopped serving.
+	serveErr atomic.Pointer[error]
+	started  chan struct{}
 }
 
 // New checks the options and loads the certificate, so that a missing or
@@ -125,13 +147,25 @@ func New(opts Options) (*Server, error) {
 		certs = certs.WithWatchInterval(opts.CertReloadInterval)
 	}
 	certs.RegisterCallback(observeServingCertificate)
+	var clientCAs *x509.CertPool
+	if opts.ClientCAFile != "" {
+		pem, err := os.ReadFile(opts.ClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("webhook: reading the client CA (--client-ca-file): %w", err)
+		}
+		clientCAs = x509.NewCertPool()
+		if !clientCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("webhook: %s holds no PEM certificate (--client-ca-file)", opts.ClientCAFile)
+		}
+		limits.requireClientCerts = true
+	}
 	// Only its mux and Register are used: Register instruments each route
 	// with controller-runtime's webhook metrics.
 	webhooks := ctrlwebhook.NewServer(ctrlwebhook.Options{Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir})
 	for i, r := range opts.Routes {
 		webhooks.Register(r.Path, routes[i])
 	}
-	return &Server{Server: webhooks, certs: certs, opts: opts, started: make(chan struct{})}, nil
+	return &Server{Server: webhooks, certs: certs, clientCAs: clientCAs, opts: opts, started: make(chan struct{})}, nil
 }
 
 // TLSConfig is the server's TLS: 1.2 at least, 1.3 whenever the client
@@ -140,11 +174,17 @@ func New(opts Options) (*Server, error) {
 // server to stream floods (CVE-2023-44487) that the per-request limits
 // cannot see.
 func (s *Server) TLSConfig() *tls.Config {
-	return &tls.Config{
+	c := &tls.Config{
 		MinVersion:     tls.VersionTLS12,
 		GetCertificate: s.certs.GetCertificate,
 		NextProtos:     []string{"http/1.1"},
 	}
+	if s.clientCAs != nil {
+		// If given: conversion reviews come without one (see
+		// Route.RequireClientCert), and the routes that need one say so.
+		c.ClientCAs, c.ClientAuth = s.clientCAs, tls.VerifyClientCertIfGiven
+	}
+	return c
 }
 
 // Start serves until ctx ends, reloading the certificate as it changes,
@@ -152,10 +192,15 @@ func (s *Server) TLSConfig() *tls.Config {
 func (s *Server) Start(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	listener, err := serving.Listen("webhook server", net.JoinHostPort(s.opts.Host, strconv.Itoa(s.opts.Port)), s.opts.Limits.MaxConnections, s.TLSConfig())
+	listener, err := serving.Listen("webhook server", net.JoinHostPort(s.opts.Host, strconv.Itoa(s.opts.Port)), serving.ConnLimits{
+		Max:      s.opts.Limits.MaxConnections,
+		OnClosed: func(reason string) { closedConnections.WithLabelValues(reason).Inc() },
+	}, s.TLSConfig())
 	if err != nil {
 		return err
 	}
+	s.listener.Store(listener)
+	servingListener.Store(listener)
 	watchErr := make(chan error, 1)
 	go func() { watchErr <- s.certs.Start(ctx) }()
 	srv := serving.NewServer(s.WebhookMux(), s.opts.Log)
@@ -163,7 +208,11 @@ func (s *Server) Start(ctx context.Context) error {
 	s.addr.Store(&addr)
 	close(s.started)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(listener) }()
+	go func() {
+		err := srv.Serve(listener)
+		s.serveErr.Store(&err)
+		served <- err
+	}()
 
 	select {
 	case err = <-served: // the listener failed
@@ -185,21 +234,43 @@ func (s *Server) Start(ctx context.Context) error {
 	return nil
 }
 
-// StartedChecker reports ready once the TLS listener completes a handshake
-// with the loaded certificate.
+// StartedChecker reports ready while the listener serves and the loaded
+// certificate completes a TLS handshake. The handshake runs over an
+// in-memory pipe with the server's own TLS configuration, not through the
+// listener: a probe that had to wait for a connection slot could be made
+// to fail by whoever holds the slots, and take the replica out of the
+// Service.
 func (s *Server) StartedChecker() healthz.Checker {
 	return func(*http.Request) error {
-		addr := s.addr.Load()
-		if addr == nil {
+		if s.addr.Load() == nil {
 			return errors.New("webhook server has not started yet")
 		}
-		d := &net.Dialer{Timeout: 10 * time.Second}
-		conn, err := tls.DialWithDialer(d, "tcp", *addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only the handshake is checked
-		if err != nil {
-			return fmt.Errorf("webhook server is not reachable: %w", err)
+		if err := s.serveErr.Load(); err != nil {
+			return fmt.Errorf("webhook server stopped serving: %w", *err)
 		}
-		return conn.Close()
+		clientSide, serverSide := net.Pipe()
+		defer clientSide.Close()
+		defer serverSide.Close()
+		deadline := time.Now().Add(10 * time.Second)
+		_ = clientSide.SetDeadline(deadline)
+		_ = serverSide.SetDeadline(deadline)
+		config := s.TLSConfig()
+		config.ClientAuth = tls.NoClientCert // the probe has no client certificate
+		go func() { _ = tls.Server(serverSide, config).Handshake() }()
+		//nolint:gosec // only the server's side of the handshake is checked
+		if err := tls.Client(clientSide, &tls.Config{InsecureSkipVerify: true}).Handshake(); err != nil {
+			return fmt.Errorf("webhook server's certificate does not complete a TLS handshake: %w", err)
+		}
+		return nil
 	}
+}
+
+// OpenConnections is how many connections the listener holds open.
+func (s *Server) OpenConnections() int {
+	if l := s.listener.Load(); l != nil {
+		return l.Open()
+	}
+	return 0
 }
 
 // Started is closed once the server listens.

@@ -1,12 +1,14 @@
 package webhook
 
 import (
-	"context"
+	"bufio"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -130,7 +132,7 @@ func TestTrickledBodyIsCutAtTheTimeout(t *testing.T) {
 		t.Fatalf("got %d %v %s, want 408", got.code, got.err, got.body)
 	}
 	s := statusMessage(t, got.body)
-	if !strings.Contains(s.Message, "the request body did not arrive within the request timeout (--request-timeout)") {
+	if !strings.Contains(s.Message, "the request body did not arrive in time: within the request timeout (--request-timeout)") {
 		t.Fatalf("message %q", s.Message)
 	}
 	for _, leak := range []string{"127.0.0.1", "tcp", "i/o timeout"} {
@@ -143,6 +145,52 @@ func TestTrickledBodyIsCutAtTheTimeout(t *testing.T) {
 	}
 	if after := testutil.ToFloat64(rejectedRequests.WithLabelValues("/t", "timeout")); after != before+1 {
 		t.Fatalf("timeout rejections went %v -> %v", before, after)
+	}
+}
+
+// TestSlowBodyIsCutAtTheMinimumRate: a body that trickles in holds its
+// slot and memory for a second plus its size at the minimum rate, not for
+// the whole request timeout.
+func TestSlowBodyIsCutAtTheMinimumRate(t *testing.T) {
+	const timeout = 10 * time.Minute // far beyond what the rate allows
+	r := startServer(t, Limits{Timeout: timeout, MinBodyRate: 100}, Route{Path: "/t", Handler: http.HandlerFunc(echo)})
+	start := time.Now()
+	resp, _ := r.stalledRequest(t, "/t", 100, 10) // a second at 100 B/s, plus BodyGrace
+	got := <-resp
+	if elapsed := time.Since(start); elapsed < BodyGrace+time.Second {
+		t.Fatalf("cut after %v, before the body's due time", elapsed)
+	}
+	if got.err != nil || got.code != http.StatusRequestTimeout {
+		t.Fatalf("got %d %v %s, want 408 long before the %v timeout", got.code, got.err, got.body, timeout)
+	}
+}
+
+// TestABudgetOfItsOwn: a route with its own Budget and the routes sharing
+// the server's cannot take each other's slots.
+func TestABudgetOfItsOwn(t *testing.T) {
+	own := &Budget{MaxInFlight: 1, Memory: 1 << 20}
+	const maxBody = 1000
+	// Bodies may trickle for minutes here: the stalled requests hold their slots.
+	r := startServer(t, Limits{MaxInFlight: 1, MaxQueueWait: 100 * time.Millisecond, Timeout: time.Hour, MinBodyRate: 1},
+		Route{Path: "/own", Handler: http.HandlerFunc(echo), Budget: own, MaxBodyBytes: maxBody},
+		Route{Path: "/shared", Handler: http.HandlerFunc(echo)})
+	for _, tt := range []struct{ held, other string }{{"/own", "/shared"}, {"/shared", "/own"}} {
+		t.Run("holding "+tt.held, func(t *testing.T) {
+			holding, abort := r.stalledRequest(t, tt.held, 100, 10)
+			defer func() {
+				abort()
+				<-holding
+				wait.For(t, "the held memory to be given back", func() bool { return testutil.ToFloat64(reservedBytes) == 0 })
+			}()
+			wait.For(t, tt.held+"'s slot to be taken", func() bool { return testutil.ToFloat64(reservedBytes) == 100*DefaultMemoryFactor })
+			resp, _ := r.stalledRequest(t, tt.held, 10, 0)
+			if got := <-resp; got.code != http.StatusTooManyRequests {
+				t.Fatalf("%s while its one slot is taken: %d %v, want 429", tt.held, got.code, got.err)
+			}
+			if resp, body := r.post(t, tt.other, strings.NewReader("{}"), 2); resp.StatusCode != http.StatusOK || body != "{}" {
+				t.Fatalf("%s while %s's slots are taken: %d %s", tt.other, tt.held, resp.StatusCode, body)
+			}
+		})
 	}
 }
 
@@ -170,47 +218,49 @@ func TestPanicBecomesAnErrorResponse(t *testing.T) {
 }
 
 // TestConnectionsAreCapped holds the listener's connections: one more
-// client cannot even finish its TLS handshake until one is closed.
+// client is served by closing the connection idle the longest, so the
+// listener never holds more than its cap and a new client never waits.
 func TestConnectionsAreCapped(t *testing.T) {
 	r := startServer(t, Limits{MaxConnections: 2}, Route{Path: "/a", Handler: http.HandlerFunc(echo)})
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(r.ca)
 	addr := strings.TrimPrefix(r.base, "https://")
-	dial := func(deadline time.Duration) (*tls.Conn, error) {
-		raw, err := net.Dial("tcp", addr)
-		if err != nil {
-			return nil, err
-		}
-		conn := tls.Client(raw, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
-		ctx, cancel := context.WithTimeout(context.Background(), deadline)
-		defer cancel()
-		if err := conn.HandshakeContext(ctx); err != nil {
-			raw.Close()
-			return nil, err
-		}
-		return conn, nil
-	}
-	// The client's idle connection from the readiness wait may hold a slot.
-	r.client.CloseIdleConnections()
-	var held []*tls.Conn
-	for range 2 {
-		c, err := dial(30 * time.Second)
+	// Each from an address of its own: with a cap of 2, one address may
+	// hold one.
+	dial := func(src string) *tls.Conn {
+		t.Helper()
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
+		raw, err := d.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		held = append(held, c)
+		conn := tls.Client(raw, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
+		t.Cleanup(func() { conn.Close() })
+		// One request, then the connection idles, as a keep-alive
+		// connection of the API server's does.
+		if _, err := io.WriteString(conn, "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"); err != nil {
+			t.Fatalf("from %s: %v", src, err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("from %s: %v", src, err)
+		}
+		resp.Body.Close()
+		return conn
 	}
-	// Whatever the machine's load, this handshake cannot complete while
-	// both connections are held; the deadline only ends the attempt.
-	if c, err := dial(500 * time.Millisecond); err == nil {
-		c.Close()
-		t.Fatal("a third connection was served while the cap of 2 was reached")
+	// The client's idle connection from the readiness wait may hold a slot.
+	r.client.CloseIdleConnections()
+	first, second := dial("127.0.0.2"), dial("127.0.0.3")
+	before := testutil.ToFloat64(closedConnections.WithLabelValues("idle"))
+	dial("127.0.0.4")
+	if _, err := first.Read(make([]byte, 1)); err == nil {
+		t.Fatal("the oldest idle connection is still open while a third was served under a cap of 2")
 	}
-	held[0].Close()
-	c, err := dial(30 * time.Second)
-	if err != nil {
-		t.Fatalf("after one connection closed, a new one was not served: %v", err)
+	if got := testutil.ToFloat64(closedConnections.WithLabelValues("idle")) - before; got != 1 {
+		t.Errorf("karpgate_webhook_closed_connections_total{reason=idle} rose by %v, want 1", got)
 	}
-	c.Close()
-	held[1].Close()
+	_ = second.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if _, err := second.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the second connection was closed too: %v", err)
+	}
 }

@@ -121,7 +121,7 @@ func valueDocs() map[string]valueDoc {
 		"image.repository":                   {"Repository, without the tag.", func(s *Schema) { s.MinLength = intp(1) }},
 		"image.tag":                          {"Tag; the chart's appVersion unless set.", func(s *Schema) { s.MinLength = intp(1) }},
 		"image.pullPolicy":                   {comment: "Always, IfNotPresent or Never."},
-		"resources":                          {comment: "Requests and limits of the karpgate container. karpgate sets GOMEMLIMIT to 85% of\nlimits.memory and shares what that leaves after its own needs among the requests\nin flight; below 377Mi it refuses to start, because one 32 MiB conversion review\nmust fit."},
+		"resources":                          {comment: "Requests and limits of the karpgate container. karpgate keeps 64 MiB of\nlimits.memory for the child process that checks new policies, sets GOMEMLIMIT to\n85% of the rest and shares what that leaves after its own needs among the\nrequests in flight; below 476Mi it refuses to start, because one 32 MiB\nconversion review and one 3 MiB admission review must fit."},
 		"affinity":                           {comment: "The default keeps karpgate off nodes Karpenter launched (label " + karpenter.NodePoolLabel + "):\nkarpgate must keep running while Karpenter is down, and must not be disrupted by\nthe NodePools it guards."},
 		"webhooks":                           {comment: "What the API server does around each webhook call."},
 		"webhooks.validating":                {comment: "The validating webhook (NodePools and EC2NodeClasses, CREATE and UPDATE)."},

@@ -19,8 +19,15 @@ const (
 	ConfigKey      = "karpgate.yaml" // key in the ConfigMap and file name in the mount
 	ConfigMountDir = "/etc/karpgate/config"
 	// PolicyMountDir holds optional user policies (ConfigMap karpgate-policies).
-	PolicyMountDir        = "/etc/karpgate/policies"
-	PolicyConfigMapName   = "karpgate-policies"
+	PolicyMountDir      = "/etc/karpgate/policies"
+	PolicyConfigMapName = "karpgate-policies"
+	// LastGoodConfigMapName keeps the files of the last configuration and
+	// policies that compiled, for a restart while the mounted ones are
+	// broken (policies/lastgood).
+	LastGoodConfigMapName = "karpgate-last-good-policy"
+	// RestoreMountDir is a writable folder (an emptyDir) the last good
+	// files are restored into.
+	RestoreMountDir       = "/var/run/karpgate"
 	CertSecretName        = "karpgate-tls"
 	CertMountDir          = "/etc/karpgate/certs" // tls.crt, tls.key
 	WebhookPort           = 9443

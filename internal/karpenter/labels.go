@@ -17,6 +17,27 @@ const (
 	StoredVersionMigratedAnnotation   = "karpenter.sh/stored-version-migrated"
 )
 
+// Finalizers Karpenter puts on the objects it cleans up after.
+const (
+	// TerminationFinalizer is on NodeClaims and Nodes.
+	TerminationFinalizer = "karpenter.sh/termination"
+	// EC2NodeClassTerminationFinalizer is on EC2NodeClasses.
+	EC2NodeClassTerminationFinalizer = "karpenter.k8s.aws/termination"
+)
+
+// OwnAnnotations are the annotations Karpenter writes on NodePools and
+// EC2NodeClasses in the course of its work (the drift hashes): no rule of
+// karpgate's reads them, so a write that changes only these need not wait
+// for karpgate (see internal/webhookconfig).
+var OwnAnnotations = []string{
+	NodePoolHashAnnotation, NodePoolHashVersionAnnotation,
+	EC2NodeClassHashAnnotation, EC2NodeClassHashVersionAnnotation,
+}
+
+// OwnFinalizers are the finalizers Karpenter adds to NodePools and
+// EC2NodeClasses.
+var OwnFinalizers = []string{TerminationFinalizer, EC2NodeClassTerminationFinalizer}
+
 // Compatibility annotations written by Karpenter v1.0's conversion webhook.
 // karpgate writes and honours them with the same payload shapes so that
 // Karpenter reads karpgate's output as its own.

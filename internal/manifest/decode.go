@@ -59,6 +59,11 @@ func ParseDocument(source string, index int, raw RawDocument) (*Document, error)
 		return doc, nil
 	}
 	shiftLines(&root, raw.StartLine-1)
+	if err := CheckAliases(&root, 0); err != nil {
+		ae := &AliasError{Position: Position{Line: raw.StartLine}}
+		errors.As(err, &ae)
+		return nil, &ParseError{Source: source, Line: ae.Line, Err: fmt.Errorf("document %d, column %d: %w", index+1, ae.Column, err)}
+	}
 	doc.Root = root.Content[0]
 	if doc.Root.Kind == yaml.ScalarNode && doc.Root.Tag == "!!null" {
 		doc.Root = nil

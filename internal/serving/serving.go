@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"golang.org/x/net/netutil"
 )
 
 // Defaults for every listener.
@@ -22,32 +21,39 @@ const (
 	// ReadHeaderTimeout bounds the TLS handshake and the request headers:
 	// a client that opens a connection and says nothing loses it.
 	ReadHeaderTimeout = 10 * time.Second
-	// IdleTimeout closes keep-alive connections nobody uses, so that idle
-	// clients do not hold the connection cap.
-	IdleTimeout = 90 * time.Second
+	// IdleTimeout closes keep-alive connections nobody uses. The listener
+	// closes idle connections to make room for new ones anyway (see
+	// ConnLimits); this keeps the count low when nobody needs the room.
+	IdleTimeout = 30 * time.Second
 	// MaxHeaderBytes bounds request headers; karpgate's clients send a few
 	// hundred bytes.
 	MaxHeaderBytes = 64 << 10
 )
 
+// Listener is a TCP listener held to ConnLimits.
+type Listener struct {
+	net.Listener
+	tracker *connTracker
+}
+
+// Open is how many connections the listener holds open.
+func (l *Listener) Open() int { return l.tracker.Open() }
+
 // Listen binds addr now, so that a taken port stops start-up with a message
-// naming the flag, and caps its open connections at maxConns (0:
-// DefaultMaxConnections). With tlsConfig it speaks TLS.
-func Listen(what, addr string, maxConns int, tlsConfig *tls.Config) (net.Listener, error) {
-	if maxConns <= 0 {
-		maxConns = DefaultMaxConnections
-	}
+// naming the flag, and holds its connections to limits. With tlsConfig it
+// speaks TLS; the limits apply before the handshake, so a connection the
+// listener has no room for costs nothing.
+func Listen(what, addr string, limits ConnLimits, tlsConfig *tls.Config) (*Listener, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: listening on %s: %w", what, addr, err)
 	}
-	// The cap comes before TLS: a connection waiting for a slot costs
-	// nothing, not even a handshake.
-	l = netutil.LimitListener(l, maxConns)
+	tracker := newConnTracker(l, limits)
+	out := &Listener{Listener: tracker, tracker: tracker}
 	if tlsConfig != nil {
-		l = tls.NewListener(l, tlsConfig)
+		out.Listener = tls.NewListener(tracker, tlsConfig)
 	}
-	return l, nil
+	return out, nil
 }
 
 // NewServer is an http.Server with karpgate's bounds around handler.
@@ -59,7 +65,9 @@ func NewServer(handler http.Handler, logger logr.Logger) *http.Server {
 		ReadHeaderTimeout: ReadHeaderTimeout,
 		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
-		ErrorLog:          log.New(logWriter{logger.V(1)}, "", 0),
+		// The listener closes idle connections to make room (ConnLimits).
+		ConnState: trackState,
+		ErrorLog:  log.New(logWriter{logger.V(1)}, "", 0),
 	}
 }
 

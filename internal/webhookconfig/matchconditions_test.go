@@ -2,15 +2,21 @@ package webhookconfig
 
 import (
 	"encoding/json"
+	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/cel-go/cel"
+
+	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/test/golden"
 )
 
 // TestMatchConditions evaluates the conditions as the API server would,
 // with object and oldObject as untyped JSON, on the writes that matter:
-// Karpenter's metadata writes and deletions skip karpgate, anything karpgate
-// judges reaches it. The e2e fault test checks the same against a real API
+// Karpenter's own keys and finalizer removal skip karpgate, anything a rule
+// reads reaches it, on an object being deleted too. The e2e fault test checks the same against a real API
 // server with karpgate stopped.
 func TestMatchConditions(t *testing.T) {
 	env, err := cel.NewEnv(cel.Variable("object", cel.DynType), cel.Variable("oldObject", cel.DynType), cel.Variable("request", cel.DynType))
@@ -45,21 +51,24 @@ func TestMatchConditions(t *testing.T) {
 	}{
 		{"create", "CREATE", "-", `{}`, true},
 		{"Karpenter's hash annotation", "UPDATE", `{}`, `{"metadata":{"annotations":{"karpenter.sh/nodepool-hash":"2","karpenter.sh/nodepool-hash-version":"v3"}}}`, false},
-		{"a finalizer added", "UPDATE", `{}`, `{"metadata":{"finalizers":["karpenter.k8s.aws/termination"]}}`, false},
+		{"Karpenter's hash annotation removed", "UPDATE", `{}`, `{"metadata":{"annotations":{"karpenter.sh/nodepool-hash":null}}}`, false},
+		{"Karpenter's finalizer added", "UPDATE", `{}`, `{"metadata":{"finalizers":["karpenter.k8s.aws/termination"]}}`, false},
+		{"another finalizer added", "UPDATE", `{}`, `{"metadata":{"finalizers":["example.com/keep"]}}`, true},
 		{"resourceVersion and managedFields only", "UPDATE", `{"metadata":{"resourceVersion":"1"}}`, `{"metadata":{"resourceVersion":"2","managedFields":[{"manager":"karpenter"}]}}`, false},
 		{"a spec change", "UPDATE", `{}`, `{"spec":{"weight":2}}`, true},
 		{"the spec removed", "UPDATE", `{}`, `{"spec":null}`, true},
 		{"the spec added", "UPDATE", `{"spec":null}`, `{}`, true},
 		{"a label changed", "UPDATE", `{}`, `{"metadata":{"labels":{"team":"b"}}}`, true},
 		{"the labels removed", "UPDATE", `{}`, `{"metadata":{"labels":null}}`, true},
+		{"owner references", "UPDATE", `{}`, `{"metadata":{"ownerReferences":[{"kind":"X","name":"x"}]}}`, true},
 		{"a waiver added", "UPDATE", `{}`, `{"metadata":{"annotations":{"karpgate.io/waive-KG102":"ok"}}}`, true},
 		{"a waiver changed", "UPDATE", `{}`, `{"metadata":{"annotations":{"karpgate.io/waive-KG101":"other"}}}`, true},
 		{"a waiver removed", "UPDATE", `{}`, `{"metadata":{"annotations":{"karpgate.io/waive-KG101":null}}}`, true},
 		{"every annotation removed", "UPDATE", `{}`, `{"metadata":{"annotations":null}}`, true},
 		{"annotations added to an object without any", "UPDATE", `{"metadata":{"annotations":null}}`, `{"metadata":{"annotations":{"karpgate.io/waive-KG101":"x"}}}`, true},
-		{"another annotation on an object without any", "UPDATE", `{"metadata":{"annotations":null}}`, `{"metadata":{"annotations":{"karpgate.io/waive-KG101":null,"karpenter.sh/nodepool-hash":null,"example.com/x":"y"}}}`, false},
-		{"a finalizer removed while deleting", "UPDATE", `{"metadata":{"deletionTimestamp":"2026-01-01T00:00:00Z","finalizers":["f"]}}`, `{"metadata":{"deletionTimestamp":"2026-01-01T00:00:00Z"}}`, false},
-		{"a spec change while deleting", "UPDATE", `{"metadata":{"deletionTimestamp":"2026-01-01T00:00:00Z"}}`, `{"metadata":{"deletionTimestamp":"2026-01-01T00:00:00Z"},"spec":{"weight":5}}`, false},
+		{"another annotation (KG406 and KG407 read Karpenter's)", "UPDATE", `{}`, `{"metadata":{"annotations":{"compatibility.karpenter.sh/v1beta1-kubelet-conversion":"{}"}}}`, true},
+		{"a finalizer removed while deleting", "UPDATE", `{"metadata":{"deletionTimestamp":"2026-01-01T00:00:00Z","finalizers":["f","karpenter.k8s.aws/termination"]}}`, `{"metadata":{"deletionTimestamp":"2026-01-01T00:00:00Z","finalizers":["karpenter.k8s.aws/termination"]}}`, false},
+		{"a spec change while deleting", "UPDATE", `{"metadata":{"deletionTimestamp":"2026-01-01T00:00:00Z"}}`, `{"metadata":{"deletionTimestamp":"2026-01-01T00:00:00Z"},"spec":{"weight":5}}`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,4 +122,27 @@ func merge(doc, patch map[string]any) map[string]any {
 		}
 	}
 	return doc
+}
+
+// TestNoRuleReadsWhatTheConditionsExempt: the keys an UPDATE may change
+// without reaching karpgate are Karpenter's own; a built-in rule that read
+// one would not be asked about a change to it.
+func TestNoRuleReadsWhatTheConditionsExempt(t *testing.T) {
+	for _, f := range golden.Glob(t, "../../policies/rules/*/*.rego") {
+		if strings.HasSuffix(f, "_test.rego") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range append(slices.Clone(karpenter.OwnAnnotations), karpenter.OwnFinalizers...) {
+			if strings.Contains(string(src), key) {
+				t.Errorf("%s reads %s, which the match conditions let change without karpgate", f, key)
+			}
+		}
+		if strings.Contains(string(src), "finalizers") {
+			t.Errorf("%s reads finalizers, whose removal never reaches karpgate", f)
+		}
+	}
 }

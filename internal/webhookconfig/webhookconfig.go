@@ -2,6 +2,7 @@ package webhookconfig
 
 import (
 	"encoding/json"
+	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -98,39 +99,54 @@ func AdmissionRules() []admissionregistrationv1.RuleWithOperations {
 // (CEL) before calling the webhook, and a request that fails one is
 // admitted without the call, whatever the failure policy.
 //
-//   - not-being-deleted: every write to an object being deleted, such as
-//     Karpenter or a user removing its finalizers. Deleting must always
-//     finish.
-//   - judged-change: an UPDATE must change the spec, a label, or an
-//     annotation of karpgate's own (karpgate.io/, its waivers). Karpenter's
-//     own metadata writes (its hash annotations, a finalizer on an
-//     EC2NodeClass) change none of them and go through; a spec change still
-//     waits for karpgate, and is refused while it is down. Every label
-//     counts because karpgate.yaml may choose any label to mark production.
-//
-// CREATE always matches the second condition.
+// judged-change: a CREATE always reaches karpgate; an UPDATE does unless
+// all it changes is Karpenter's own keys (the hash annotations,
+// karpenter.OwnAnnotations, and its finalizers, karpenter.OwnFinalizers),
+// the removal of finalizers, or the fields the API server manages
+// (resourceVersion, generation, managedFields). Every other annotation
+// counts, because rules read them (KG406 and KG407 read Karpenter's
+// compatibility and legacy annotations, user rules anything), and so does
+// a write to an object being deleted: an EC2NodeClass held by Karpenter's
+// finalizer after `kubectl delete --wait=false` is judged like any other;
+// removing finalizers, which deletion waits for, never waits for karpgate.
 func MatchConditions() []admissionregistrationv1.MatchCondition {
 	return []admissionregistrationv1.MatchCondition{
-		{Name: "not-being-deleted", Expression: `!has(object.metadata.deletionTimestamp)`},
-		{Name: "judged-change", Expression: judgedChange},
+		{Name: "judged-change", Expression: judgedChange()},
 	}
 }
 
-// karpgateAnnotationPrefix marks the annotations karpgate's rules read as
-// its own: waivers (karpenter.WaiverAnnotationPrefix) and the rollout guard.
-const karpgateAnnotationPrefix = "karpgate.io/"
+// celList writes strings as a CEL list literal.
+func celList(items []string) string {
+	quoted := make([]string, len(items))
+	for i, s := range items {
+		quoted[i] = "'" + s + "'"
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
+}
 
-// judgedChange is true for an UPDATE that changes the spec, the labels, or
-// a karpgate.io/ annotation (added, changed or removed), and for every
-// other operation.
-const judgedChange = `request.operation != 'UPDATE' ||
-has(object.spec) != has(oldObject.spec) ||
-(has(object.spec) && object.spec != oldObject.spec) ||
-(has(object.metadata.labels) ? object.metadata.labels : {}) != (has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}) ||
-(has(object.metadata.annotations) && object.metadata.annotations.exists(k, k.startsWith('` + karpgateAnnotationPrefix + `') &&
-  (!has(oldObject.metadata.annotations) || !(k in oldObject.metadata.annotations) || oldObject.metadata.annotations[k] != object.metadata.annotations[k]))) ||
-(has(oldObject.metadata.annotations) && oldObject.metadata.annotations.exists(k, k.startsWith('` + karpgateAnnotationPrefix + `') &&
-  (!has(object.metadata.annotations) || !(k in object.metadata.annotations))))`
+// judgedChange is true for every operation but an UPDATE, and for an
+// UPDATE that changes the spec, the labels, an annotation that is not
+// Karpenter's own, the owner references, or adds a finalizer that is not
+// Karpenter's.
+func judgedChange() string {
+	annotations := func(o string) string {
+		return "(has(" + o + ".metadata.annotations) ? " + o + ".metadata.annotations : {})"
+	}
+	finalizers := func(o string) string {
+		return "(has(" + o + ".metadata.finalizers) ? " + o + ".metadata.finalizers : [])"
+	}
+	field := func(path string) string {
+		return "has(object." + path + ") != has(oldObject." + path + ") || (has(object." + path + ") && object." + path + " != oldObject." + path + ")"
+	}
+	own, ownFinalizers := celList(karpenter.OwnAnnotations), celList(karpenter.OwnFinalizers)
+	return `request.operation != 'UPDATE' ||
+` + field("spec") + ` ||
+` + field("metadata.labels") + ` ||
+` + field("metadata.ownerReferences") + ` ||
+` + annotations("object") + `.exists(k, !(k in ` + own + `) && (!(k in ` + annotations("oldObject") + `) || ` + annotations("oldObject") + `[k] != ` + annotations("object") + `[k])) ||
+` + annotations("oldObject") + `.exists(k, !(k in ` + own + `) && !(k in ` + annotations("object") + `)) ||
+` + finalizers("object") + `.exists(f, !(f in ` + ownFinalizers + `) && !(f in ` + finalizers("oldObject") + `))`
+}
 
 func typeMeta(kind string) metav1.TypeMeta {
 	return metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: kind}

@@ -43,7 +43,7 @@ func TestConfigurationsFollowTheServeContract(t *testing.T) {
 			if string(rules) != want {
 				t.Fatalf("rules %s\nwant %s", rules, want)
 			}
-			if len(v.MatchConditions) != 2 || len(m.MatchConditions) != 2 || v.MatchConditions[1].Name != "judged-change" {
+			if len(v.MatchConditions) != 1 || len(m.MatchConditions) != 1 || v.MatchConditions[0].Name != "judged-change" {
 				t.Fatalf("match conditions %+v and %+v; both webhooks must skip what karpgate does not judge", v.MatchConditions, m.MatchConditions)
 			}
 			mrules, _ := json.Marshal(m.Rules)

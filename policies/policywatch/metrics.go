@@ -18,8 +18,12 @@ var (
 		Name: "karpgate_config_last_reload_failed",
 		Help: "1 while the newest configuration or policies are rejected and an older engine is in use.",
 	})
+	degraded = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "karpgate_config_degraded",
+		Help: "1 while karpgate serves the last good configuration and policies, restored at start because the mounted ones do not compile.",
+	})
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(reloads, lastSuccess, lastFailed)
+	ctrlmetrics.Registry.MustRegister(reloads, lastSuccess, lastFailed, degraded)
 }

@@ -4,12 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"fmt"
 	"io/fs"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +35,26 @@ type Options struct {
 	Log      logr.Logger
 	// Now is the engines' clock; nil means time.Now.
 	Now func() time.Time
+	// Check, when set, loads the files and checks what the policies cost
+	// somewhere else (karpgate serve: a child process with a memory limit
+	// and a timeout) before they are compiled here without that check. It
+	// returns why they are refused. nil checks in this process. It is
+	// given the options to check: the watched files, or the last good ones
+	// restored (see LastGood).
+	Check func(ctx context.Context, opts Options) error
+	// LastGood, when set, keeps the files of every engine that compiled
+	// somewhere that outlives the process, and gives them back when the
+	// watched files do not compile at start: the server then starts
+	// degraded, on the last good policy, instead of not at all.
+	LastGood LastGood
+	// RestoreDir is where the last good files are written to be compiled;
+	// empty means a folder under os.TempDir().
+	RestoreDir string
+	// OnDegraded is told when the server starts on the last good policy
+	// (why the watched files were refused, and when they were saved), and
+	// OnRecovered when the watched files compile again.
+	OnDegraded  func(refused error, saved time.Time)
+	OnRecovered func()
 }
 
 // Watcher holds the current engine and replaces it when the files change.
@@ -51,6 +67,9 @@ type Watcher struct {
 	// pending is content that differs from seen, found by the last check:
 	// it is compiled once a check finds it again (see Reload).
 	pending [sha256.Size]byte
+	// degraded: the engine in use is the last good one, restored, because
+	// the watched files did not compile at start.
+	degraded atomic.Bool
 }
 
 // New compiles the first engine. A broken file stops the server here, with
@@ -60,19 +79,30 @@ func New(ctx context.Context, opts Options) (*Watcher, error) {
 		opts.Interval = DefaultInterval
 	}
 	w := &Watcher{opts: opts}
-	sum, err := w.fingerprint()
+	files, err := readFiles(opts)
 	if err != nil {
 		return nil, err
 	}
-	engine, err := w.compile(ctx)
+	sum := files.Sum()
+	engine, err := w.checkAndCompile(ctx, opts, sum)
+	if err != nil && opts.LastGood != nil {
+		engine, err = w.startDegraded(ctx, err)
+	}
 	if err != nil {
 		return nil, err
 	}
 	w.seen = sum
 	w.current.Store(engine)
 	lastSuccess.SetToCurrentTime()
+	if !w.degraded.Load() {
+		w.keep(ctx, files)
+	}
 	return w, nil
 }
+
+// Degraded reports whether the engine in use is the last good policy,
+// restored because the watched files did not compile at start.
+func (w *Watcher) Degraded() bool { return w.degraded.Load() }
 
 // Engine is the engine to evaluate the next request with.
 func (w *Watcher) Engine() *policies.Engine { return w.current.Load() }
@@ -115,10 +145,11 @@ func (w *Watcher) Loaded(_ *http.Request) error {
 func (w *Watcher) Reload(ctx context.Context) (bool, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	sum, err := w.fingerprint()
+	files, err := readFiles(w.opts)
 	if err != nil {
 		return false, w.reject(err)
 	}
+	sum := files.Sum()
 	if sum == w.seen {
 		w.pending = sum
 		return false, nil
@@ -130,7 +161,11 @@ func (w *Watcher) Reload(ctx context.Context) (bool, error) {
 	// Remembered before compiling: a broken version is reported once, and
 	// a change made while compiling is seen on the next check.
 	w.seen = sum
-	engine, err := w.compile(ctx)
+	engine, err := w.checkAndCompile(ctx, w.opts, sum)
+	if errors.Is(err, errChangedWhileChecked) {
+		w.seen = [sha256.Size]byte{} // checked on a later pass, as a new change
+		return false, nil
+	}
 	if err != nil {
 		return false, w.reject(err)
 	}
@@ -139,6 +174,14 @@ func (w *Watcher) Reload(ctx context.Context) (bool, error) {
 	lastSuccess.SetToCurrentTime()
 	lastFailed.Set(0)
 	w.opts.Log.Info("configuration and policies reloaded", "config", w.opts.ConfigPath, "rules", len(engine.Catalog()))
+	if w.degraded.Swap(false) {
+		degraded.Set(0)
+		w.opts.Log.Info("the watched files compile again; the last good policy is no longer in use")
+		if w.opts.OnRecovered != nil {
+			w.opts.OnRecovered()
+		}
+	}
+	w.keep(ctx, files)
 	return true, nil
 }
 
@@ -149,75 +192,54 @@ func (w *Watcher) reject(err error) error {
 	return err
 }
 
-func (w *Watcher) compile(ctx context.Context) (*policies.Engine, error) {
-	cfg, err := w.loadConfig()
+// errChangedWhileChecked: the files changed between the check and the
+// compile, so the compiled engine is not the one checked.
+var errChangedWhileChecked = errors.New("the files changed while they were checked")
+
+// checkAndCompile compiles the files opts names, whose fingerprint is
+// sum, checking their cost first through Options.Check when it is set.
+func (w *Watcher) checkAndCompile(ctx context.Context, opts Options, sum [sha256.Size]byte) (*policies.Engine, error) {
+	if w.opts.Check == nil {
+		return Compile(ctx, opts, false)
+	}
+	if err := w.opts.Check(ctx, opts); err != nil {
+		return nil, err
+	}
+	engine, err := Compile(ctx, opts, true)
+	if err != nil {
+		return nil, err
+	}
+	if after, ferr := readFiles(opts); ferr != nil || after.Sum() != sum {
+		return nil, errChangedWhileChecked
+	}
+	return engine, nil
+}
+
+// Compile loads karpgate.yaml and the folders opts names and compiles
+// them; skipCostCheck leaves out the cost check, for files checked already
+// (Options.Check). `karpgate serve`'s check child calls it with false.
+func Compile(ctx context.Context, opts Options, skipCostCheck bool) (*policies.Engine, error) {
+	cfg, err := loadConfig(opts)
 	if err != nil {
 		return nil, err
 	}
 	return policies.New(ctx, policies.Options{
-		Config:     cfg.WithEnvironment(w.opts.Environment),
-		PolicyDirs: w.opts.PolicyDirs,
-		DataDirs:   w.opts.DataDirs,
-		Now:        w.opts.Now,
+		Config:        cfg.WithEnvironment(opts.Environment),
+		PolicyDirs:    opts.PolicyDirs,
+		DataDirs:      opts.DataDirs,
+		Now:           opts.Now,
+		SkipCostCheck: skipCostCheck,
 	})
 }
 
-func (w *Watcher) loadConfig() (*config.Config, error) {
-	if w.opts.ConfigPath == "" {
+func loadConfig(opts Options) (*config.Config, error) {
+	if opts.ConfigPath == "" {
 		return config.Default(), nil
 	}
-	cfg, err := config.Load(w.opts.ConfigPath)
+	cfg, err := config.Load(opts.ConfigPath)
 	if errors.Is(err, fs.ErrNotExist) {
-		w.opts.Log.Info("no configuration file; using the built-in defaults", "config", w.opts.ConfigPath)
+		opts.Log.Info("no configuration file; using the built-in defaults", "config", opts.ConfigPath)
 		return config.Default(), nil
 	}
 	return cfg, err
-}
-
-// fingerprint hashes the content of every watched file. Content, not
-// modification times: a ConfigMap update swaps a symlink and keeps the
-// files' own times.
-func (w *Watcher) fingerprint() ([sha256.Size]byte, error) {
-	h := sha256.New()
-	add := func(path string) error {
-		data, err := os.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			data = nil // a missing config means defaults: a state like any other
-		} else if err != nil {
-			return err
-		}
-		fmt.Fprintf(h, "%s\x00%d\x00", path, len(data))
-		h.Write(data)
-		return nil
-	}
-	if w.opts.ConfigPath != "" {
-		if err := add(w.opts.ConfigPath); err != nil {
-			return [sha256.Size]byte{}, err
-		}
-	}
-	for _, dir := range append(append([]string{}, w.opts.PolicyDirs...), w.opts.DataDirs...) {
-		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-			switch {
-			case err != nil:
-				return err
-			case d.IsDir() && path != dir && strings.HasPrefix(d.Name(), "."):
-				return filepath.SkipDir // ConfigMap volumes keep their versions in ..<timestamp> folders
-			case d.IsDir():
-				return nil
-			case d.Type()&fs.ModeSymlink != 0:
-				// The loaders do not follow symlinked folders (..data in a
-				// ConfigMap volume), so neither does the fingerprint.
-				if info, err := os.Stat(path); err == nil && info.IsDir() {
-					return nil
-				}
-			}
-			return add(path)
-		})
-		if err != nil {
-			return [sha256.Size]byte{}, fmt.Errorf("watching %s: %w", dir, err)
-		}
-	}
-	var sum [sha256.Size]byte
-	copy(sum[:], h.Sum(nil))
-	return sum, nil
 }

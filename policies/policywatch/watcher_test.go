@@ -2,6 +2,7 @@ package policywatch
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -276,5 +277,52 @@ func TestHalfWrittenFilesAreNeverCompiled(t *testing.T) {
 	}
 	if w.Engine().Config().Enabled("KG102") {
 		t.Fatal("the file as written was not compiled")
+	}
+}
+
+// TestACheckElsewhereGatesWhatIsCompiledHere: with Options.Check, the
+// files are compiled only after the check accepts them, and then without
+// the cost check of their own; a refusal keeps the last good engine, and
+// files that change between the check and the compile are not used.
+func TestACheckElsewhereGatesWhatIsCompiledHere(t *testing.T) {
+	cfg := newConfigMapVolume(t, map[string]string{"karpgate.yaml": "rules: {KG101: {severity: warn}}\n"})
+	var checks int
+	var refuse error
+	var during func()
+	w, err := New(context.Background(), Options{ConfigPath: filepath.Join(cfg.dir, "karpgate.yaml"), Log: logr.Discard(), Check: func(context.Context, Options) error {
+		checks++
+		if during != nil {
+			during()
+		}
+		return refuse
+	}})
+	if err != nil || checks != 1 {
+		t.Fatalf("New: %v, %d checks; want the first engine checked once", err, checks)
+	}
+	reload := func() (bool, error) {
+		t.Helper()
+		if _, err := w.Reload(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return w.Reload(context.Background())
+	}
+
+	refuse = errors.New("the policy check refused them: it went past its memory limit")
+	cfg.update(map[string]string{"karpgate.yaml": "rules: {KG101: {severity: deny}}\n"})
+	if changed, err := reload(); changed || err == nil || !strings.Contains(err.Error(), "memory limit") || actionOfKG101(t, w) != config.Warn {
+		t.Fatalf("a refused check: Reload = %v, %v, KG101 %s; want the refusal and the last good engine", changed, err, actionOfKG101(t, w))
+	}
+
+	refuse = nil
+	during = func() {
+		cfg.update(map[string]string{"karpgate.yaml": "rules: {KG101: {severity: deny}, KG102: {severity: deny}}\n"})
+	}
+	cfg.update(map[string]string{"karpgate.yaml": "rules: {KG101: {actions: {admission: deny}}}\n"})
+	if changed, err := reload(); changed || err != nil || actionOfKG101(t, w) != config.Warn {
+		t.Fatalf("files changed while checked: Reload = %v, %v; want them left for the next check", changed, err)
+	}
+	during = nil
+	if changed, err := reload(); !changed || err != nil || actionOfKG101(t, w) != config.Deny {
+		t.Fatalf("the later version: Reload = %v, %v, KG101 %s; want it checked and in use", changed, err, actionOfKG101(t, w))
 	}
 }

@@ -105,7 +105,9 @@ too, which differs from NodePool to NodePool.
 
 Rules see ` + "`input.object`" + `, ` + "`input.oldObject`" + ` (UPDATE), ` + "`input.operation`" + `,
 ` + "`input.enforcementPoint`" + ` (` + "`ci`" + ` or ` + "`admission`" + `), ` + "`input.production`" + ` (from
-karpgate.yaml and ` + "`--environment`" + `) and, offline, ` + "`input.inventory`" + ` (the other objects
+karpgate.yaml and ` + "`--environment`" + `; on an UPDATE, true when the old or the new object is
+production, so that removing the label cannot switch production rules off for the same write),
+` + "`input.objectProduction`" + ` and ` + "`input.oldObjectProduction`" + ` (each object's own verdict) and, offline, ` + "`input.inventory`" + ` (the other objects
 of the input); in lint, ` + "`input.object`" + ` carries the CRD's defaults (below);
 ` + "`data.karpgate.config`" + ` is karpgate.yaml.
 
@@ -176,7 +178,16 @@ the annotation ` + "`karpgate.io/waivers-set-by`" + `.
 ` + "`--policy DIR`" + ` adds Rego files compiled together with these rules, and ` + "`--data DIR`" + `
 adds JSON/YAML documents under ` + "`data`" + `. A user rule is a package directly under
 ` + "`data.karpgate.rules`" + ` with the same METADATA (its ID must not start with KG) and a
-` + "`violation`" + ` set. Policies cannot reach the network or the environment:
-` + "`http.send`" + `, ` + "`net.*`" + `, ` + "`opa.runtime`" + ` and ` + "`providers.*`" + ` are rejected when compiling.
+` + "`violation`" + ` set. Policies cannot reach the network, the environment or local files:
+` + "`http.send`" + `, ` + "`net.*`" + `, ` + "`opa.runtime`" + `, ` + "`providers.*`" + ` and the JSON-schema builtins
+(` + "`json.match_schema`" + `, ` + "`json.verify_schema`" + `, whose ` + "`$ref`" + ` reads files) are rejected when
+compiling, as are builtins with no cost a policy could be held to (` + "`strings.render_template`" + `,
+` + "`graph.reachable_paths`" + `, ` + "`graphql.*`" + `, ` + "`rego.parse_module`" + `, ` + "`regex.globs_match`" + `) and any builtin
+of a newer OPA that karpgate has not judged yet. Every evaluation is bounded: 250,000 steps, 1 MiB
+for what one builtin call makes (a call that can make more than it is given, such as
+` + "`regex.find_all_string_submatch_n`" + `, ` + "`split`" + `, ` + "`indexof_n`" + ` or ` + "`json.unmarshal`" + `, is sized from its
+arguments and refused before it runs), 16 MiB for what its builtins make in all, and 10 seconds,
+which also ends a single long call (a regular expression over a large string). A policy set that
+runs past these on ordinary sample objects is refused when it loads.
 ` + "`karpgate verify --policy DIR`" + ` runs their ` + "`test_`" + ` rules with karpgate's builtins.
 `

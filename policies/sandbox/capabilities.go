@@ -26,6 +26,26 @@ func forbiddenBuiltin(name string) (reason string, forbidden bool) {
 		return "a template's output has no size a policy could be held to (Limits.MaxBuiltinBytes); use sprintf", true
 	case name == "graph.reachable_paths":
 		return "the paths through a graph can grow exponentially with it; use graph.reachable", true
+	case name == "json.match_schema", name == "json.verify_schema":
+		return "a schema's $ref can read local files and fetch URLs, and checking against a schema has no cost a policy could be held to; compare the fields you need in Rego", true
+	case strings.HasPrefix(name, "graphql."):
+		return "GraphQL documents have no place in a Karpenter policy, and their parsers no cost bound", true
+	case name == "rego.parse_module":
+		return "parsing Rego inside a policy has no cost bound", true
+	case name == "regex.globs_match":
+		return "intersecting two patterns can take time exponential in their length; use regex.match", true
+	}
+	return "", false
+}
+
+// refusedBuiltin is forbiddenBuiltin, and every builtin no cost class
+// holds: a builtin karpgate has not judged is refused, not let through.
+func refusedBuiltin(name string) (reason string, refused bool) {
+	if reason, forbidden := forbiddenBuiltin(name); forbidden {
+		return reason, true
+	}
+	if !classified(name) {
+		return "karpgate has not judged what a call of it costs (a builtin of a newer OPA?)", true
 	}
 	return "", false
 }
@@ -36,8 +56,8 @@ func forbiddenBuiltin(name string) (reason string, forbidden bool) {
 func capabilities(extra []*ast.Builtin) *ast.Capabilities {
 	caps := ast.CapabilitiesForThisVersion()
 	caps.Builtins = slices.DeleteFunc(caps.Builtins, func(b *ast.Builtin) bool {
-		_, forbidden := forbiddenBuiltin(b.Name)
-		return forbidden
+		_, refused := refusedBuiltin(b.Name)
+		return refused
 	})
 	caps.Builtins = append(caps.Builtins, extra...)
 	caps.AllowNet = []string{} // belt and braces: no host is reachable even if http.send came back
@@ -66,7 +86,7 @@ func explainCompileErrors(errs ast.Errors) error {
 		msg := e.Error()
 		if e.Code == ast.TypeErr || e.Code == ast.CompileErr {
 			if name, ok := strings.CutPrefix(e.Message, "undefined function "); ok {
-				if reason, forbidden := forbiddenBuiltin(name); forbidden {
+				if reason, refused := refusedBuiltin(name); refused {
 					msg = fmt.Sprintf("%s: %s is not available in karpgate policies: %s", locationOf(e), name, reason)
 				}
 			}

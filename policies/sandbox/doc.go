@@ -5,9 +5,12 @@
 // `karpgate verify` and both webhooks hold policies to the same bounds.
 //
 // It decides which OPA builtins a policy may call (nothing that reaches the
-// network, reads the environment or makes output of no knowable size),
-// compiles policies with only those (Compile), and bounds each evaluation
-// (Limits, Eval): the steps it takes, what one builtin call may make and
-// what its builtins make in all, checked as it runs, and how many
-// evaluations run at once in the process.
+// network, reads the environment or local files, or makes output of no
+// knowable size; every other builtin is in a cost class, classes.go, and
+// one in none is refused), compiles policies with only those (Compile), and
+// bounds each evaluation (Limits, Eval): the steps it takes, what one
+// builtin call may make (sized before the call) and what its builtins make
+// in all, checked as it runs, its time, which ends even a single long
+// builtin call (deadline.go), and how many evaluations run at once in the
+// process.
 package sandbox

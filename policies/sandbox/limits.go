@@ -11,7 +11,6 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
-	"github.com/open-policy-agent/opa/v1/topdown"
 )
 
 // Limits bound what one evaluation may cost, whatever the policies say.
@@ -37,12 +36,16 @@ type Limits struct {
 	// pure CPU work: more at once than there are CPUs only multiplies the
 	// memory they hold. 0 means twice GOMAXPROCS.
 	MaxConcurrent int
+	// MaxEvaluationTime bounds one evaluation's time where its context
+	// does not bound it sooner (lint, the load-time cost check); a slow
+	// builtin's call is abandoned then too (see deadlinedBuiltin).
+	MaxEvaluationTime time.Duration
 }
 
 // DefaultLimits are generous for the built-in rules: a thousand times the
 // steps they take on a large object, and outputs far above any object
 // etcd stores.
-var DefaultLimits = Limits{MaxSteps: 250_000, MaxBuiltinBytes: 1 << 20, MaxEvaluationBytes: 16 << 20}
+var DefaultLimits = Limits{MaxSteps: 250_000, MaxBuiltinBytes: 1 << 20, MaxEvaluationBytes: 16 << 20, MaxEvaluationTime: 10 * time.Second}
 
 // WithDefaults is l with DefaultLimits for its zero fields, and twice
 // GOMAXPROCS for MaxConcurrent.
@@ -55,6 +58,9 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.MaxEvaluationBytes <= 0 {
 		l.MaxEvaluationBytes = DefaultLimits.MaxEvaluationBytes
+	}
+	if l.MaxEvaluationTime <= 0 {
+		l.MaxEvaluationTime = DefaultLimits.MaxEvaluationTime
 	}
 	if l.MaxConcurrent <= 0 {
 		l.MaxConcurrent = 2 * runtime.GOMAXPROCS(0)
@@ -133,11 +139,18 @@ func (b *evalBudget) explain(ctx context.Context, err error) error {
 	if over := b.err(); over != nil {
 		return over
 	}
-	if ctxErr := ctx.Err(); ctxErr != nil && topdown.IsCancel(err) {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		if errors.Is(context.Cause(ctx), errOutOfTime) {
+			return fmt.Errorf("%w: they took longer than %v", ErrTooExpensive, b.limits.MaxEvaluationTime)
+		}
 		return ctxErr
 	}
 	return err
 }
+
+// errOutOfTime is why an evaluation's own deadline (MaxEvaluationTime)
+// ended it, as against the caller's.
+var errOutOfTime = errors.New("the evaluation took longer than its limit")
 
 // evaluations bounds the evaluations running at once in this process,
 // across engines: a reload builds a new engine while the old one finishes.
@@ -170,6 +183,8 @@ func Eval(ctx context.Context, query rego.PreparedEvalQuery, input ast.Value, no
 		return nil, err
 	}
 	defer running.release()
+	ctx, cancel := context.WithTimeoutCause(ctx, limits.MaxEvaluationTime, errOutOfTime)
+	defer cancel()
 	b := newBudget(limits)
 	stop := b.watch(ctx)
 	defer stop()

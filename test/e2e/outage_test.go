@@ -61,8 +61,15 @@ func TestKarpgateOutageNeverBlocksKarpenter(t *testing.T) {
 		}
 	})
 
-	t.Run("karpgate down: an object being deleted loses its finalizer and goes", func(t *testing.T) {
+	t.Run("karpgate down: an object being deleted is judged, and loses its finalizer and goes", func(t *testing.T) {
 		env.MustKubectl(nil, "delete", "ec2nodeclasses.v1.karpenter.k8s.aws/production", "--wait=false")
+		// Held by Karpenter's finalizer, it is not free to edit: a spec
+		// change still waits for karpgate.
+		res := env.Kubectl(nil, "patch", "ec2nodeclasses.v1.karpenter.k8s.aws/production", "--type=json",
+			"-p", `[{"op":"replace","path":"/spec/amiSelectorTerms/0/alias","value":"al2023@latest"}]`)
+		if res.ExitCode == 0 || !strings.Contains(res.Stderr, `failed calling webhook "validate.karpgate.io"`) {
+			t.Fatalf("a spec change to an object being deleted: exit %d, stderr %s; want the fail-closed webhook's refusal", res.ExitCode, res.Stderr)
+		}
 		env.MustKubectl(nil, "patch", "ec2nodeclasses.v1.karpenter.k8s.aws/production", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
 		if res := env.Kubectl(nil, "get", "ec2nodeclasses.v1.karpenter.k8s.aws/production"); res.ExitCode == 0 {
 			t.Fatalf("the EC2NodeClass is still there: %s", res.Stdout)

@@ -28,8 +28,11 @@ type review struct {
 }
 
 // decode reads the objects of a request. skip is true for requests karpgate
-// has no rules for (other kinds, DELETE, objects being deleted), which are
-// allowed untouched.
+// has no rules for (other kinds, DELETE), which are allowed untouched. A
+// write to an object being deleted is judged like any other: its
+// finalizers' removal never reaches karpgate (the webhooks' match
+// conditions), and a spec change to an object a finalizer keeps must not
+// escape the rules.
 func decode(req ctrladmission.Request) (r review, skip bool, err error) {
 	r.operation = policies.Operation(req.Operation)
 	r.dryRun = req.DryRun != nil && *req.DryRun
@@ -63,10 +66,6 @@ func decode(req ctrladmission.Request) (r review, skip bool, err error) {
 		if r.oldObject, err = conversion.DecodeObject(req.OldObject.Raw); err != nil {
 			return r, false, fmt.Errorf("request.oldObject of %s is not a JSON object: %w", r.ref, err)
 		}
-		// Removing finalizers from an object being deleted must always work.
-		if beingDeleted(r.oldObject) {
-			return r, true, nil
-		}
 	}
 	return r, false, nil
 }
@@ -83,10 +82,4 @@ func objectName(obj map[string]any) string {
 		name, _ = metadata["generateName"].(string)
 	}
 	return name
-}
-
-func beingDeleted(obj map[string]any) bool {
-	metadata, _ := obj["metadata"].(map[string]any)
-	ts, _ := metadata["deletionTimestamp"].(string)
-	return ts != ""
 }

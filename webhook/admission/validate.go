@@ -11,6 +11,8 @@ import (
 	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/internal/manifest"
+	"github.com/karpgate/karpgate/internal/valuekey"
 	"github.com/karpgate/karpgate/policies"
 )
 
@@ -76,12 +78,12 @@ func judge(r review, res *policies.Result, before *policies.Result) (denials []p
 	existing := map[string]bool{}
 	if before != nil {
 		for _, f := range before.Denials() {
-			existing[f.RuleID+"\x00"+f.Path] = true
+			existing[grandfatherKey(f, r.oldObject)] = true
 		}
 	}
 	for _, f := range res.Findings {
 		switch {
-		case f.Action == config.Deny && existing[f.RuleID+"\x00"+f.Path]:
+		case f.Action == config.Deny && existing[grandfatherKey(f, r.object)]:
 			warnings = append(warnings, grandfathered(f))
 			countFinding(validating, r, f.RuleID, actionGrandfathered)
 		case f.Action == config.Deny:
@@ -107,4 +109,53 @@ func evaluationError(r review, err error, consequence string) error {
 		return fmt.Errorf("karpgate could not evaluate %s within the request timeout (--request-timeout); %s", r.ref, consequence)
 	}
 	return fmt.Errorf("karpgate could not evaluate %s: %w; %s", r.ref, err, consequence)
+}
+
+// grandfatherKey is what a denial must share with one the old object had
+// to be let through: the rule, the path and the value at that path. Rule
+// and path alone would let an update swap one grandfathered value for
+// another (an unapproved alias for a newer unapproved alias) with only a
+// warning. A finding about the whole object (no path) is keyed by its
+// message instead, since every update changes the object somewhere.
+func grandfatherKey(f policies.Finding, object map[string]any) string {
+	key := f.RuleID + "\x00" + f.Path + "\x00"
+	if f.Path == "" {
+		return key + "message\x00" + f.Message
+	}
+	value, found := fieldValue(object, f.Path)
+	if !found {
+		return key + "absent"
+	}
+	var enc valuekey.Encoder
+	encoded, ok := enc.AppendGo(nil, value)
+	if !ok {
+		return key + "message\x00" + f.Message
+	}
+	return key + "value\x00" + string(encoded)
+}
+
+// fieldValue is the value at a finding's field path in a decoded object.
+func fieldValue(object map[string]any, path string) (any, bool) {
+	var v any = object
+	for _, seg := range manifest.ParseFieldPath(path) {
+		switch c := v.(type) {
+		case map[string]any:
+			if seg.IsIndex {
+				return nil, false
+			}
+			next, ok := c[seg.Key]
+			if !ok {
+				return nil, false
+			}
+			v = next
+		case []any:
+			if !seg.IsIndex || seg.Index < 0 || seg.Index >= len(c) {
+				return nil, false
+			}
+			v = c[seg.Index]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
 }

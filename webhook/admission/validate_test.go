@@ -99,7 +99,17 @@ func TestValidatingWebhook(t *testing.T) {
 		},
 		{name: "not a Karpenter kind", req: request{op: admissionv1.Create, object: configMap}, allowed: true},
 		{name: "delete", req: request{op: admissionv1.Delete, old: latestProd}, allowed: true},
-		{name: "finalizer removal while deleting", req: request{op: admissionv1.Update, object: beingDeleted, old: beingDeleted}, allowed: true},
+		{
+			name: "finalizer removal while deleting (the match conditions keep it away; called anyway, it is grandfathered)",
+			req:  request{op: admissionv1.Update, object: beingDeleted, old: beingDeleted}, allowed: true,
+			warnings: []string{`KG201 spec.disruption.budgets[0].schedule: "0 9 * * sat-sun" is not a valid cron`},
+		},
+		{
+			name: "spec change while deleting",
+			req:  request{op: admissionv1.Update, object: patch(t, beingDeleted, `[{"op":"replace","path":"/spec/disruption/budgets/0/schedule","value":"0 9 * * mon-sun"}]`), old: beingDeleted},
+			message: "NodePool/weekend breaks 1 karpgate rule:\n" +
+				`KG201 spec.disruption.budgets[0].schedule: "0 9 * * mon-sun"`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -173,5 +183,98 @@ func TestEvaluationErrorsFailClosed(t *testing.T) {
 	}
 	if !slices.Equal(resp.Warnings, nil) {
 		t.Fatalf("unexpected warnings %v", resp.Warnings)
+	}
+}
+
+// verdict posts one request and returns whether it was allowed, the
+// denial's rule IDs in order and the warnings.
+func verdict(t *testing.T, hook http.Handler, req request) (allowed bool, denied []string, warnings []string) {
+	t.Helper()
+	_, review := post(t, hook, req.body(t), "application/json")
+	resp := review.Response
+	if !resp.Allowed {
+		for _, line := range strings.Split(resp.Result.Message, "\n")[1:] {
+			id, _, _ := strings.Cut(line, " ")
+			denied = append(denied, id)
+		}
+	}
+	return resp.Allowed, denied, resp.Warnings
+}
+
+// TestAuthorCannotSwitchOffProductionRules is the review's first
+// reproduction: one patch that removes karpgate.io/environment and moves
+// the alias to @latest was admitted with a warning, because production
+// came from the new object alone. The old object's verdict now counts
+// too, and taking an object out of production needs a waiver (KG604).
+func TestAuthorCannotSwitchOffProductionRules(t *testing.T) {
+	hook := NewValidatingWebhook(newEngine(t, "amis:\n  approvedAliasVersions:\n    al2023: [v20240807]\n"), logr.Discard())
+	pinned := nodeClass("production", production, "al2023@v20240807")
+	tests := []struct {
+		name     string
+		object   map[string]any
+		allowed  bool
+		denied   []string
+		warnings []string
+	}{
+		{
+			name:   "label removed and @latest in one patch",
+			object: patch(t, pinned, `[{"op":"remove","path":"/metadata/labels"},{"op":"replace","path":"/spec/amiSelectorTerms/0/alias","value":"al2023@latest"}]`),
+			denied: []string{"KG101", "KG604"},
+		},
+		{
+			name:   "label set to staging and an unapproved version",
+			object: patch(t, pinned, `[{"op":"replace","path":"/metadata/labels/karpgate.io~1environment","value":"staging"},{"op":"replace","path":"/spec/amiSelectorTerms/0/alias","value":"al2023@v20991231"}]`),
+			denied: []string{"KG108", "KG604"},
+		},
+		{
+			name:   "label removed alone",
+			object: patch(t, pinned, `[{"op":"remove","path":"/metadata/labels"}]`),
+			denied: []string{"KG604"},
+		},
+		{
+			name:     "label removed with a waiver",
+			object:   patch(t, pinned, `[{"op":"remove","path":"/metadata/labels"},{"op":"add","path":"/metadata/annotations","value":{"karpgate.io/waive-KG604":"moved to the batch cluster, ticket OPS-12"}}]`),
+			allowed:  true,
+			warnings: []string{`KG604 waived by annotation karpgate.io/waive-KG604 ("moved to the batch cluster, ticket OPS-12") at metadata.labels[karpgate.io/environment]`},
+		},
+		{
+			name:   "a waiver of KG604 does not waive KG101",
+			object: patch(t, pinned, `[{"op":"remove","path":"/metadata/labels"},{"op":"replace","path":"/spec/amiSelectorTerms/0/alias","value":"al2023@latest"},{"op":"add","path":"/metadata/annotations","value":{"karpgate.io/waive-KG604":"leaving production"}}]`),
+			denied: []string{"KG101"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			allowed, denied, warnings := verdict(t, hook, request{op: admissionv1.Update, object: tt.object, old: pinned})
+			if allowed != tt.allowed || !slices.Equal(denied, tt.denied) {
+				t.Fatalf("allowed %v, denied by %v; want %v, %v (warnings %q)", allowed, denied, tt.allowed, tt.denied, warnings)
+			}
+			for i, w := range tt.warnings {
+				if i >= len(warnings) || !strings.HasPrefix(warnings[i], w) {
+					t.Errorf("warnings %q, want %q", warnings, tt.warnings)
+				}
+			}
+		})
+	}
+}
+
+// TestGrandfatheringIsKeyedByValue is the review's second reproduction:
+// an unapproved alias admitted before the approved list existed could be
+// moved to another unapproved version with a "grandfathered" warning. A
+// denial the old object had lets an update through only while the value
+// it is about stays the same.
+func TestGrandfatheringIsKeyedByValue(t *testing.T) {
+	hook := NewValidatingWebhook(newEngine(t, "amis:\n  approvedAliasVersions:\n    al2023: [v20240807]\n"), logr.Discard())
+	old := nodeClass("production", production, "al2023@v20240101")
+	swapped := patch(t, old, `[{"op":"replace","path":"/spec/amiSelectorTerms/0/alias","value":"al2023@v20991231"}]`)
+	allowed, denied, warnings := verdict(t, hook, request{op: admissionv1.Update, object: swapped, old: old})
+	if allowed || !slices.Equal(denied, []string{"KG108"}) {
+		t.Fatalf("the swap: allowed %v, denied by %v, warnings %q; want a KG108 denial", allowed, denied, warnings)
+	}
+
+	relabelled := patch(t, old, `[{"op":"add","path":"/metadata/labels/team","value":"web"}]`)
+	allowed, _, warnings = verdict(t, hook, request{op: admissionv1.Update, object: relabelled, old: old})
+	if !allowed || len(warnings) != 1 || !strings.HasPrefix(warnings[0], `KG108 spec.amiSelectorTerms[0].alias: alias "al2023@v20240101"`) || !strings.Contains(warnings[0], "[present before this update") {
+		t.Fatalf("an update that leaves the alias alone: allowed %v, warnings %q; want it grandfathered", allowed, warnings)
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/karpgate/karpgate/conversion"
 	"github.com/karpgate/karpgate/internal/jsonerror"
+	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/internal/serving"
 )
 
@@ -54,6 +55,11 @@ type Handler struct {
 	MaxRequestBytes int64
 	// Log receives failed reviews; the zero value discards them.
 	Log logr.Logger
+	// NodePoolReviewed, when set, is called for each review that converts
+	// NodePools: proof that the NodePool CRD converts through karpgate, so
+	// NodePools read from now on carry karpgate's conversion
+	// (NodePoolCache.Want).
+	NodePoolReviewed func()
 
 	convert convertFunc
 }
@@ -196,32 +202,70 @@ func (h *Handler) convertAll(ctx context.Context, req *apiextensionsv1.Conversio
 	}
 	opts := conversion.Options{NodePools: newMemo(h.NodePools)}
 	converted = make([]runtime.RawExtension, 0, len(req.Objects))
+	var failures objectFailures
+	nodePoolSeen := false
 	for i, raw := range req.Objects {
-		if len(raw.Raw) > MaxObjectBytes {
-			return nil, fmt.Errorf("objects[%d]: %d bytes, over the %d-byte limit for one object (etcd stores at most 1.5 MiB)", i, len(raw.Raw), MaxObjectBytes)
+		if !nodePoolSeen && h.NodePoolReviewed != nil && isNodePool(raw.Raw) {
+			nodePoolSeen = true
+			h.NodePoolReviewed()
 		}
-		obj, err := conversion.DecodeObject(raw.Raw)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("converting %d objects to %s: the request timed out after %d of them: %w", len(req.Objects), req.DesiredAPIVersion, i, err)
+		}
+		out, err := h.convertOne(ctx, convert, raw.Raw, i, desired, req.DesiredAPIVersion, opts)
 		if err != nil {
-			return nil, fmt.Errorf("objects[%d]: %w", i, err)
+			failures.add(err)
+			continue
 		}
-		if gv, err := schema.ParseGroupVersion(stringField(obj, "apiVersion")); err != nil || gv.Group != desired.Group {
-			return nil, fmt.Errorf("objects[%d]: apiVersion %q cannot convert to %s", i, stringField(obj, "apiVersion"), req.DesiredAPIVersion)
-		}
-		out, err := convert(ctx, obj, desired.Version, opts)
-		if err != nil {
-			return nil, err
-		}
-		if err := conversion.CheckMetadata(obj, out); err != nil {
-			return nil, fmt.Errorf("objects[%d]: refusing the conversion: %w", i, err)
-		}
-		data, err := json.Marshal(out)
-		if err != nil {
-			return nil, fmt.Errorf("objects[%d]: encoding: %w", i, err)
-		}
-		converted = append(converted, runtime.RawExtension{Raw: data})
+		converted = append(converted, runtime.RawExtension{Raw: out})
 		req.Objects[i].Raw = nil // converted: the original can go
 	}
+	if err := failures.err(len(req.Objects), req.DesiredAPIVersion); err != nil {
+		return nil, err
+	}
 	return converted, nil
+}
+
+// convertOne converts the i-th object of a review to its encoding at
+// desired.
+func (*Handler) convertOne(ctx context.Context, convert convertFunc, raw []byte, i int, desired schema.GroupVersion, desiredAPIVersion string, opts conversion.Options) ([]byte, error) {
+	if len(raw) > MaxObjectBytes {
+		return nil, fmt.Errorf("objects[%d]: %d bytes, over the %d-byte limit for one object (etcd stores at most 1.5 MiB)", i, len(raw), MaxObjectBytes)
+	}
+	obj, err := conversion.DecodeObject(raw)
+	if err != nil {
+		return nil, fmt.Errorf("objects[%d]: %w", i, err)
+	}
+	if gv, err := schema.ParseGroupVersion(stringField(obj, "apiVersion")); err != nil || gv.Group != desired.Group {
+		return nil, fmt.Errorf("objects[%d]: apiVersion %q cannot convert to %s", i, stringField(obj, "apiVersion"), desiredAPIVersion)
+	}
+	out, err := convert(ctx, obj, desired.Version, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := conversion.CheckMetadata(obj, out); err != nil {
+		return nil, fmt.Errorf("objects[%d]: refusing the conversion: %w", i, err)
+	}
+	data, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("objects[%d]: encoding: %w", i, err)
+	}
+	return data, nil
+}
+
+// isNodePool tells a NodePool's JSON without decoding it whole: the API
+// server sends objects of one CRD per review, so one look at the first
+// object says what the review converts.
+func isNodePool(raw []byte) bool {
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if len(raw) > MaxObjectBytes || json.Unmarshal(raw, &head) != nil {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(head.APIVersion)
+	return err == nil && gv.Group == karpenter.CoreGroup && head.Kind == karpenter.KindNodePool
 }
 
 func stringField(obj map[string]any, key string) string {

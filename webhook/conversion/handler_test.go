@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/karpgate/karpgate/conversion"
 )
@@ -230,4 +232,76 @@ func FuzzServeConversionReview(f *testing.F) {
 			t.Fatalf("unexpected status %d: %s", rec.Code, rec.Body)
 		}
 	})
+}
+
+// TestReviewNamesEveryObjectThatFailed: the API server takes all objects
+// or none, so one bad object still fails the review, but the answer names
+// each that failed, not only the first.
+func TestReviewNamesEveryObjectThatFailed(t *testing.T) {
+	bad := func(name string) string {
+		return `{"apiVersion":"karpenter.sh/v1beta1","kind":"NodePool","metadata":{"name":"` + name + `"},"spec":{"disruption":{"budgets":"10%"}}}`
+	}
+	objects := []string{nodePoolB, bad("x"), nodePoolA, bad("y")}
+	for i := range 12 {
+		objects = append(objects, bad(fmt.Sprintf("z%d", i)))
+	}
+	_, review := post(t, &Handler{}, reviewBody("apiextensions.k8s.io/v1", "karpenter.sh/v1", objects...))
+	msg := review.Response.Result.Message
+	for _, want := range []string{"14 of 16 objects could not be converted to karpenter.sh/v1: ", "NodePool/x: spec.disruption.budgets", "; NodePool/y: spec.disruption.budgets", "; and 4 more"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q, want it to contain %q", msg, want)
+		}
+	}
+}
+
+// TestReviewStopsWhenItsContextEnds: a review whose request timed out
+// stops between two objects instead of converting the rest for nobody.
+func TestReviewStopsWhenItsContextEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	converted := 0
+	h := &Handler{convert: func(c context.Context, obj map[string]any, to string, opts conversion.Options) (map[string]any, error) {
+		converted++
+		if converted == 2 {
+			cancel() // the request's deadline passes during the second object
+		}
+		return conversion.Convert(c, obj, to, opts)
+	}}
+	req := &apiextensionsv1.ConversionRequest{UID: "1", DesiredAPIVersion: "karpenter.sh/v1"}
+	for range 5 {
+		req.Objects = append(req.Objects, runtime.RawExtension{Raw: []byte(nodePoolB)})
+	}
+	resp := h.review(ctx, req)
+	if resp.Result.Status != metav1.StatusFailure || !strings.Contains(resp.Result.Message, "the request timed out after 2 of them") || converted != 2 {
+		t.Fatalf("result %+v after %d conversions, want a failure after 2", resp.Result, converted)
+	}
+}
+
+// TestNodePoolReviewsAreReported: a review that converts NodePools proves
+// the NodePool CRD converts through karpgate, which starts the NodePool
+// cache (NodePoolCache.Want); NodeClaim reviews do not.
+func TestNodePoolReviewsAreReported(t *testing.T) {
+	tests := []struct {
+		name    string
+		objects []string
+		want    int32
+	}{
+		{"nodepools", []string{nodePoolA, nodePoolB}, 1},
+		{"a v1 nodepool to v1beta1", []string{nodePoolV1}, 1},
+		{"nodeclaims", []string{strings.Replace(claim, "%s", "gpu-1", 1)}, 0},
+		{"not json", []string{`"x"`}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var reported atomic.Int32
+			h := &Handler{NodePools: &countingNodePools{values: map[string]string{"gpu": "24h"}}, NodePoolReviewed: func() { reported.Add(1) }}
+			desired := "karpenter.sh/v1"
+			if tt.name == "a v1 nodepool to v1beta1" {
+				desired = "karpenter.sh/v1beta1"
+			}
+			post(t, h, reviewBody("apiextensions.k8s.io/v1", desired, tt.objects...))
+			if got := reported.Load(); got != tt.want {
+				t.Errorf("NodePoolReviewed called %d times, want %d", got, tt.want)
+			}
+		})
+	}
 }

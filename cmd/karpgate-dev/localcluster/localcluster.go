@@ -198,6 +198,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	serveOpts.ConfigPath, serveOpts.PolicyDirs = c.ConfigPath, opts.PolicyDirs
 	// One process, so nothing to elect.
 	serveOpts.Controller, serveOpts.LeaderElect = opts.Controller, false
+	// A local cluster starts from its own files each time; there is no
+	// last good policy to keep between runs.
+	serveOpts.KeepLastGood = false
 	if opts.Serve != nil {
 		opts.Serve(&serveOpts)
 	}

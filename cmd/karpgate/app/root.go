@@ -72,6 +72,7 @@ admission webhook), and explains what disruption budgets allow.`,
 	root.AddCommand(newBudgetsCommand(s))
 	root.AddCommand(newPreflightCommand(s))
 	root.AddCommand(newMigrateStorageCommand(s))
+	root.AddCommand(newCheckPoliciesCommand(s))
 	for _, f := range extra {
 		root.AddCommand(f(s))
 	}

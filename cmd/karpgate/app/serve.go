@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/signal"
@@ -17,12 +18,14 @@ import (
 
 	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
 	"github.com/karpgate/karpgate/internal/deploy"
+	"github.com/karpgate/karpgate/policies/policywatch"
 )
 
 func newServeCommand(s Streams) *cobra.Command {
 	opts := serve.Defaults()
 	var kube kubeFlags
 	maxBytes := byteSize(opts.MaxRequestBytes)
+	checkMemory := byteSize(opts.PolicyCheckMemory)
 	memoryLimit, memoryLimitErr := memoryLimitFromEnv()
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -55,8 +58,9 @@ The disruption loop (--controller) runs on the elected leader only, in a
 manager of its own; every replica serves the webhooks. The audit of stored
 objects (--audit) runs with it: every stored Karpenter object is judged by the
 current rules at start, on every reload, whenever it changes and every
---audit-interval, into OpenReports ClusterReports, metrics and Events. A replica that loses
-the Lease drains its webhooks as on SIGTERM and exits, to be restarted. The
+--audit-interval, into OpenReports ClusterReports, metrics and Events. When
+the loop stops on its own (the Lease lost, its API calls failing), a new one
+starts after a pause and the webhooks keep serving. The
 cluster is reached with --kubeconfig, $KUBECONFIG, ~/.kube/config or the pod's
 service account.`,
 		Args: cobra.NoArgs,
@@ -71,6 +75,10 @@ service account.`,
 				return err
 			}
 			opts.RestConfig, opts.Log, opts.MaxRequestBytes, opts.MemoryLimit = cfg, newLogger(s), int64(maxBytes), int64(memoryLimit.byteSize)
+			opts.PolicyCheckMemory = int64(checkMemory)
+			opts.PolicyCheck = func(memory int64) (func(context.Context, policywatch.Options) error, error) {
+				return policyCheckInChild(memory, policyCheckTimeout)
+			}
 			if err := checkServeOptions(opts); err != nil {
 				return &ExitError{Code: ExitUsage, Err: err}
 			}
@@ -79,6 +87,7 @@ service account.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.CertDir, "cert-dir", opts.CertDir, "folder with the serving certificate tls.crt and key tls.key, reloaded when they change")
+	f.StringVar(&opts.ClientCAFile, "client-ca-file", "", "PEM CA that signs the client certificate the API server presents to admission webhooks (AdmissionConfiguration); /validate and /mutate then answer only callers with one, before they take a slot (conversion reviews come without one)")
 	f.StringVar(&opts.Host, "host", opts.Host, "address the webhooks listen on (default every interface)")
 	f.IntVar(&opts.Port, "port", opts.Port, "port the webhooks listen on (HTTPS)")
 	f.StringVar(&opts.HealthAddr, "health-addr", opts.HealthAddr, `address of /healthz and /readyz (plain HTTP); "0" turns them off`)
@@ -103,11 +112,12 @@ service account.`,
 	f.BoolVar(&opts.LeaderElect, "leader-elect", opts.LeaderElect, "elect one replica to run the disruption loop")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default the pod's namespace, else "+deploy.Namespace+")")
 	f.DurationVar(&opts.Lease.Duration, "leader-election-lease-duration", opts.Lease.Duration, "how long after the leader's last renewal another replica may take the Lease")
-	f.DurationVar(&opts.Lease.RenewDeadline, "leader-election-renew-deadline", opts.Lease.RenewDeadline, "how long the leader keeps trying to renew before it stops the loop (and drains and exits)")
+	f.DurationVar(&opts.Lease.RenewDeadline, "leader-election-renew-deadline", opts.Lease.RenewDeadline, "how long the leader keeps trying to renew before it stops the loop (a new one then waits its turn; the webhooks keep serving)")
 	f.DurationVar(&opts.Lease.RetryPeriod, "leader-election-retry-period", opts.Lease.RetryPeriod, "how often replicas try to take or renew the Lease")
 	f.DurationVar(&opts.ShutdownDelay, "shutdown-delay", opts.ShutdownDelay, "after SIGTERM, keep serving this long with /readyz failing, so the Service stops routing here first (a few seconds in a Deployment)")
 	f.DurationVar(&opts.RequestTimeout, "request-timeout", opts.RequestTimeout, fmt.Sprintf("time budget per request; keep it below the webhooks' timeoutSeconds (the manifests pass four fifths of it; default for %ds)", deploy.WebhookTimeoutSeconds))
 	f.IntVar(&opts.MaxConcurrentRequests, "max-concurrent-requests", opts.MaxConcurrentRequests, "requests handled at once; more wait up to 1s, then get 429")
+	f.Var(&checkMemory, "policy-check-memory", "resident memory of the child process that loads new policies and checks what they cost before this process compiles them; it comes off --memory-limit")
 	f.Var(&maxBytes, "max-request-bytes", "largest admission review accepted (conversion reviews carry whole lists and allow 32MiB)")
 	kube.register(f)
 	return cmd

@@ -4,19 +4,15 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 )
 
 // drainer delays the end of the webhook manager's context so that
 // readiness fails first and requests already routed here are still served.
-// The drain starts when the parent context ends (SIGTERM) or when begin is
-// called (the disruption loop lost its Lease).
+// The drain starts when the parent context ends (SIGTERM).
 type drainer struct {
 	draining atomic.Bool
-	once     sync.Once
-	start    chan struct{}
 	// timer is time.After; tests replace it to end the delay themselves.
 	timer func(time.Duration) <-chan time.Time
 }
@@ -24,13 +20,9 @@ type drainer struct {
 // after returns the context the webhooks run on: it ends delay after the
 // drain starts.
 func (d *drainer) after(ctx context.Context, delay time.Duration) context.Context {
-	d.init()
 	run, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	go func() {
-		select {
-		case <-ctx.Done():
-		case <-d.start:
-		}
+		<-ctx.Done()
 		d.draining.Store(true)
 		if delay > 0 {
 			timer := d.timer
@@ -42,18 +34,6 @@ func (d *drainer) after(ctx context.Context, delay time.Duration) context.Contex
 		cancel()
 	}()
 	return run
-}
-
-// begin starts the drain without a signal.
-func (d *drainer) begin() {
-	d.init()
-	d.once.Do(func() { close(d.start) })
-}
-
-func (d *drainer) init() {
-	if d.start == nil {
-		d.start = make(chan struct{})
-	}
 }
 
 func (d *drainer) checker(_ *http.Request) error {

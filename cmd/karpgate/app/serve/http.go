@@ -41,14 +41,14 @@ func httpServers(opts Options, probes healthChecks, loop *loopEndpoints) ([]mana
 			tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate, NextProtos: []string{"http/1.1"}}
 			out = append(out, certs) // reloads the certificate as it changes
 		}
-		l, err := serving.Listen("metrics server (--metrics-addr)", addr, opts.MaxConnections, tlsConfig)
+		l, err := serving.Listen("metrics server (--metrics-addr)", addr, serving.ConnLimits{Max: opts.MaxConnections}, tlsConfig)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, server("metrics", handler, l, opts))
 	}
 	if opts.HealthAddr != "" && opts.HealthAddr != "0" {
-		l, err := serving.Listen("health probe server (--health-addr)", opts.HealthAddr, opts.MaxConnections, nil)
+		l, err := serving.Listen("health probe server (--health-addr)", opts.HealthAddr, serving.ConnLimits{Max: opts.MaxConnections}, nil)
 		if err != nil {
 			return nil, err
 		}

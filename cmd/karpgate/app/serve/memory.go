@@ -24,36 +24,53 @@ const (
 	// bounded by sandbox.Limits). What is left of the heap limit is the
 	// budget requests share.
 	baseReserve = 128 << 20
+	// DefaultPolicyCheckMemory is what the child process that checks new
+	// policies may hold (--policy-check-memory): it runs beside the serving
+	// process in the same container, so its share comes off the limit
+	// before the heap's. The built-in rules take about 30 MiB.
+	DefaultPolicyCheckMemory = 64 << 20
 )
 
 // memoryPlan is how serve divides the memory limit.
 type memoryPlan struct {
 	// heapLimit is set as GOMEMLIMIT; 0 leaves the runtime's as it is.
 	heapLimit int64
-	// requestBudget is shared by the requests in flight
+	// requestBudget is shared by the admission requests in flight
 	// (webhook.Limits.MemoryBudget).
 	requestBudget int64
+	// conversionBudget is the conversion requests' own (webhook.Budget):
+	// one review at the body limit, so that neither kind of request can
+	// take the memory the other needs.
+	conversionBudget int64
 }
 
+// conversionSlots are the conversion requests handled at once. The API
+// server sends one review per read of a list or object at another
+// version; they are few and large.
+const conversionSlots = 16
+
 // planMemory sizes the heap limit and the request budget from the
-// container's limit. An explicit GOMEMLIMIT wins over the heap share. The
-// largest request a route accepts must fit the budget: otherwise the limit
-// is too small, which is said at start-up rather than by the OOM killer.
-func planMemory(limit, maxAdmissionBytes int64, explicitGOMEMLIMIT bool) (memoryPlan, error) {
+// container's limit, after the share of the child process that checks new
+// policies (checkMemory), which runs in the same container. An explicit
+// GOMEMLIMIT wins over the heap share. The largest request a route accepts
+// must fit the budget: otherwise the limit is too small, which is said at
+// start-up rather than by the OOM killer.
+func planMemory(limit, checkMemory, maxAdmissionBytes int64, explicitGOMEMLIMIT bool) (memoryPlan, error) {
+	conversion := int64(conversionwebhook.DefaultMaxRequestBytes * conversionwebhook.MemoryFactor)
+	admissionNeed := maxAdmissionBytes * admission.MemoryFactor
 	if limit <= 0 {
-		return memoryPlan{requestBudget: webhook.DefaultMemoryBudget}, nil
+		return memoryPlan{requestBudget: max(webhook.DefaultMemoryBudget-conversion, admissionNeed), conversionBudget: conversion}, nil
 	}
-	plan := memoryPlan{heapLimit: limit * heapPercent / 100}
+	plan := memoryPlan{heapLimit: max(limit-checkMemory, 0) * heapPercent / 100, conversionBudget: conversion}
 	heap := plan.heapLimit
 	if explicitGOMEMLIMIT {
 		plan.heapLimit = 0
-		heap = min(limit, debug.SetMemoryLimit(-1))
+		heap = min(limit-checkMemory, debug.SetMemoryLimit(-1))
 	}
-	plan.requestBudget = heap - baseReserve
-	need := max(conversionwebhook.DefaultMaxRequestBytes*conversionwebhook.MemoryFactor, maxAdmissionBytes*admission.MemoryFactor)
-	if plan.requestBudget < need {
-		return plan, fmt.Errorf("--memory-limit %dMiB leaves %dMiB of heap for requests, and one request at the body limits needs %dMiB (a %dMiB conversion review, or a %dMiB admission review with --max-request-bytes): give the container at least %dMiB",
-			limit>>20, max(plan.requestBudget, 0)>>20, need>>20, conversionwebhook.DefaultMaxRequestBytes>>20, maxAdmissionBytes>>20, ((need+baseReserve)*100/heapPercent)>>20+1)
+	plan.requestBudget = heap - baseReserve - conversion
+	if plan.requestBudget < admissionNeed {
+		return plan, fmt.Errorf("--memory-limit %dMiB leaves %dMiB of heap for admission requests (after %dMiB for the policy check, --policy-check-memory, and %dMiB for one %dMiB conversion review), and one at the body limit needs %dMiB (a %dMiB admission review with --max-request-bytes): give the container at least %dMiB",
+			limit>>20, max(plan.requestBudget, 0)>>20, checkMemory>>20, conversion>>20, conversionwebhook.DefaultMaxRequestBytes>>20, admissionNeed>>20, maxAdmissionBytes>>20, ((admissionNeed+conversion+baseReserve)*100/heapPercent+checkMemory)>>20+1)
 	}
 	return plan, nil
 }

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/serving"
+	"github.com/karpgate/karpgate/policies/policywatch"
 	"github.com/karpgate/karpgate/webhook"
 )
 
@@ -34,6 +36,10 @@ type Options struct {
 	CertDir string
 	Host    string
 	Port    int
+	// ClientCAFile, when set, is the CA that signs the API server's client
+	// certificate for admission webhooks (its AdmissionConfiguration);
+	// /validate and /mutate then answer no caller without one.
+	ClientCAFile string
 	// HealthAddr serves /healthz and /readyz over plain HTTP; "0" turns
 	// them off.
 	HealthAddr string
@@ -84,6 +90,18 @@ type Options struct {
 	// From it serve sets the Go heap limit and the memory budget requests
 	// share; see planMemory.
 	MemoryLimit int64
+	// PolicyCheck, when set, makes the check of new policies' cost that
+	// runs where they load (see policywatch.Options.Check), given what it
+	// may hold; `karpgate serve` runs it in a child process. nil checks in
+	// this process.
+	PolicyCheck func(memory int64) (func(context.Context, policywatch.Options) error, error)
+	// PolicyCheckMemory is the resident memory the policy check may hold.
+	PolicyCheckMemory int64
+	// KeepLastGood keeps the last configuration and policies that compiled
+	// in a ConfigMap (deploy.LastGoodConfigMapName, in the pod's
+	// namespace), and starts on them, degraded, when the mounted ones do
+	// not compile.
+	KeepLastGood bool
 
 	// ReloadInterval and CertReloadInterval tune how often the mounted
 	// files are checked; zero keeps the defaults.
@@ -112,6 +130,8 @@ func Defaults() Options {
 		RequestTimeout:        deploy.RequestTimeout,
 		MaxConcurrentRequests: webhook.DefaultMaxInFlight,
 		MaxRequestBytes:       webhook.DefaultMaxBodyBytes,
+		PolicyCheckMemory:     DefaultPolicyCheckMemory,
+		KeepLastGood:          true,
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -40,28 +41,48 @@ func Run(ctx context.Context, opts Options) error {
 		klog.SetLogger(log) // leader election and client-go log through klog
 	}
 
-	memory, err := planMemory(opts.MemoryLimit, opts.MaxRequestBytes, explicitGOMEMLIMIT())
+	checkMemory := opts.PolicyCheckMemory
+	if opts.PolicyCheck == nil {
+		checkMemory = 0 // checked in this process, within its own budget
+	}
+	memory, err := planMemory(opts.MemoryLimit, checkMemory, opts.MaxRequestBytes, explicitGOMEMLIMIT())
 	if err != nil {
 		return err
 	}
 	memory.apply()
 
-	engines, err := policywatch.New(ctx, policywatch.Options{
+	watch := policywatch.Options{
 		ConfigPath: opts.ConfigPath, PolicyDirs: opts.PolicyDirs, DataDirs: opts.DataDirs,
 		Environment: opts.Environment, Interval: opts.ReloadInterval, Log: log.WithName("policies"),
-	})
+	}
+	if opts.PolicyCheck != nil {
+		if watch.Check, err = opts.PolicyCheck(opts.PolicyCheckMemory); err != nil {
+			return err
+		}
+	}
+	if opts.KeepLastGood {
+		if watch, err = withLastGood(watch, opts.RestConfig, log.WithName("policies")); err != nil {
+			return err
+		}
+	}
+	engines, err := policywatch.New(ctx, watch)
 	if err != nil {
 		return fmt.Errorf("loading the policies: %w", err)
 	}
 
 	drain := &drainer{}
 	loop := &loopEndpoints{}
-	mgr, err := manager.New(opts.RestConfig, webhookManagerOptions(opts))
+	webhookConfig := webhookClientConfig(opts.RestConfig)
+	mgr, err := manager.New(webhookConfig, webhookManagerOptions(opts))
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
+	nodePools, err := conversionwebhook.NewNodePoolCache(webhookConfig)
+	if err != nil {
+		return err
+	}
 	srv, err := webhook.New(webhook.Options{
-		CertDir: opts.CertDir, Host: opts.Host, Port: opts.Port, CertReloadInterval: opts.CertReloadInterval,
+		CertDir: opts.CertDir, Host: opts.Host, Port: opts.Port, CertReloadInterval: opts.CertReloadInterval, ClientCAFile: opts.ClientCAFile,
 		Limits: webhook.Limits{
 			MaxInFlight:    opts.MaxConcurrentRequests,
 			MaxBodyBytes:   opts.MaxRequestBytes,
@@ -71,12 +92,15 @@ func Run(ctx context.Context, opts Options) error {
 		},
 		ShutdownTimeout: shutdownTimeout(opts),
 		Log:             log.WithName("webhook"),
-		Routes:          routes(engines, conversionwebhook.ClientNodePools{Reader: mgr.GetAPIReader(), Log: log.WithName("conversion")}, log),
+		Routes: routes(engines, conversionwebhook.ClientNodePools{
+			Reader: mgr.GetAPIReader(), Cache: nodePools.Reader(), Synced: nodePools.Synced, Log: log.WithName("conversion"),
+		}, nodePools.Want,
+			&webhook.Budget{MaxInFlight: conversionSlots, Memory: memory.conversionBudget}, log),
 	})
 	if err != nil {
 		return err
 	}
-	for _, r := range []manager.Runnable{srv, engines} {
+	for _, r := range []manager.Runnable{srv, engines, nodePools} {
 		if err := mgr.Add(r); err != nil {
 			return err
 		}
@@ -94,83 +118,112 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
-	var loopMgr manager.Manager
+	var newLoop func() (manager.Manager, error)
 	if opts.Controller {
-		if loopMgr, err = manager.New(opts.RestConfig, loopManagerOptions(opts)); err != nil {
-			return fmt.Errorf("creating the disruption loop's manager: %w", err)
-		}
-		l, err := controller.Setup(loopMgr, controller.Options{Guard: opts.Guard,
-			// karpgate.yaml's timezone, as last reloaded: display only.
-			Location: func() *time.Location { return engines.Engine().Config().Location() }})
-		if err != nil {
-			return fmt.Errorf("the disruption loop (--controller=false turns it off): %w", err)
-		}
-		loop.set(l)
-		if opts.Audit {
-			a := opts.AuditOptions
-			if _, err := auditcontroller.Setup(loopMgr, auditcontroller.Options{
-				Engines: engines, Interval: a.Interval, EvaluationsPerSecond: a.EvaluationsPerSecond,
-				ReportWritesPerSecond: a.ReportWritesPerSecond, NoReports: !a.Reports, NoEvents: !a.Events,
-				Log: log.WithName("audit"),
-			}); err != nil {
-				return fmt.Errorf("the audit of stored objects (--audit=false turns it off): %w", err)
+		newLoop = func() (manager.Manager, error) {
+			m, err := manager.New(opts.RestConfig, loopManagerOptions(opts))
+			if err != nil {
+				return nil, fmt.Errorf("creating the disruption loop's manager: %w", err)
 			}
+			l, err := controller.Setup(m, controller.Options{Guard: opts.Guard,
+				// karpgate.yaml's timezone, as last reloaded: display only.
+				Location: func() *time.Location { return engines.Engine().Config().Location() }})
+			if err != nil {
+				return nil, fmt.Errorf("the disruption loop (--controller=false turns it off): %w", err)
+			}
+			loop.set(l)
+			if opts.Audit {
+				a := opts.AuditOptions
+				if _, err := auditcontroller.Setup(m, auditcontroller.Options{
+					Engines: engines, Interval: a.Interval, EvaluationsPerSecond: a.EvaluationsPerSecond,
+					ReportWritesPerSecond: a.ReportWritesPerSecond, NoReports: !a.Reports, NoEvents: !a.Events,
+					Log: log.WithName("audit"),
+				}); err != nil {
+					return nil, fmt.Errorf("the audit of stored objects (--audit=false turns it off): %w", err)
+				}
+			}
+			return m, nil
 		}
+		// The first setup's errors stop the start: a cluster without
+		// Karpenter's CRDs is a configuration mistake to say at once.
+		first, err := newLoop()
+		if err != nil {
+			return err
+		}
+		loops := &loopSupervisor{first: first, next: newLoop, log: log.WithName("loop")}
+		log.Info("serving", "webhookPort", opts.Port, "certDir", opts.CertDir, "health", opts.HealthAddr, "metrics", opts.metricsAddr(),
+			"metricsSecure", opts.MetricsSecure, "config", opts.ConfigPath, "controller", opts.Controller, "audit", opts.Audit, "leaderElection", leaderElection(opts),
+			"memoryLimit", opts.MemoryLimit, "heapLimit", memory.heapLimit, "requestMemoryBudget", memory.requestBudget, "conversionMemoryBudget", memory.conversionBudget)
+		return run(ctx, opts, mgr, loops, drain)
 	}
 	log.Info("serving", "webhookPort", opts.Port, "certDir", opts.CertDir, "health", opts.HealthAddr, "metrics", opts.metricsAddr(),
-		"metricsSecure", opts.MetricsSecure, "config", opts.ConfigPath, "controller", opts.Controller, "audit", opts.Controller && opts.Audit, "leaderElection", leaderElection(opts),
-		"memoryLimit", opts.MemoryLimit, "heapLimit", memory.heapLimit, "requestMemoryBudget", memory.requestBudget)
-	return run(ctx, opts, mgr, loopMgr, drain)
+		"metricsSecure", opts.MetricsSecure, "config", opts.ConfigPath, "controller", opts.Controller, "audit", false, "leaderElection", leaderElection(opts),
+		"memoryLimit", opts.MemoryLimit, "heapLimit", memory.heapLimit, "requestMemoryBudget", memory.requestBudget, "conversionMemoryBudget", memory.conversionBudget)
+	return run(ctx, opts, mgr, nil, drain)
 }
 
-// run starts both managers. The webhooks stop ShutdownDelay after ctx ends
-// or after the loop stops on its own, whichever comes first; the loop
-// stops as soon as ctx ends, releasing its Lease to another replica.
-func run(ctx context.Context, opts Options, webhooks, loop manager.Manager, drain *drainer) error {
+// run starts the webhooks' manager and, with the loop, its supervisor.
+// The webhooks stop ShutdownDelay after ctx ends; the loop stops as soon
+// as ctx ends, releasing its Lease to another replica. When the loop stops
+// on its own (it lost its Lease, or its API calls failed), the supervisor
+// starts a new one and the webhooks never notice: a failure of the loop
+// must not take down the admission and conversion webhooks, on which every
+// NodePool write and every read of Karpenter's objects at another version
+// depend.
+func run(ctx context.Context, opts Options, webhooks manager.Manager, loops *loopSupervisor, drain *drainer) error {
 	webhookCtx := drain.after(ctx, opts.ShutdownDelay)
 	webhooksDone := make(chan error, 1)
 	go func() { webhooksDone <- webhooks.Start(webhookCtx) }()
-	if loop == nil {
+	if loops == nil {
 		return <-webhooksDone
 	}
 	loopCtx, stopLoop := context.WithCancel(ctx)
 	defer stopLoop()
-	loopDone := make(chan error, 1)
-	go func() { loopDone <- loop.Start(loopCtx) }()
-
+	loopsDone := make(chan error, 1)
+	go func() { loopsDone <- loops.run(loopCtx) }()
 	select {
 	case err := <-webhooksDone:
 		stopLoop()
-		return errors.Join(err, <-loopDone)
-	case loopErr := <-loopDone:
-		if ctx.Err() != nil && loopErr == nil {
-			return <-webhooksDone // an ordinary shutdown
-		}
-		if loopErr == nil {
-			loopErr = errors.New("it stopped without an error")
-		}
-		opts.Log.Error(loopErr, "the disruption loop stopped; draining the webhooks as on SIGTERM, then exiting so that karpgate restarts")
-		drain.begin()
-		return errors.Join(fmt.Errorf("the disruption loop stopped: %w", loopErr), <-webhooksDone)
+		return errors.Join(err, <-loopsDone)
+	case err := <-loopsDone:
+		return errors.Join(err, <-webhooksDone)
 	}
 }
 
-// routes are the webhook endpoints with their limits.
-func routes(engines admission.Engines, nodePools conversionwebhook.ClientNodePools, log logr.Logger) []webhook.Route {
+// routes are the webhook endpoints with their limits; conversion has a
+// budget of its own.
+func routes(engines admission.Engines, nodePools conversionwebhook.ClientNodePools, nodePoolReviewed func(), conversion *webhook.Budget, log logr.Logger) []webhook.Route {
 	return []webhook.Route{
-		{Path: deploy.ValidatePath, Handler: admission.NewValidatingWebhook(engines, log.WithName("validate")), MemoryFactor: admission.MemoryFactor},
-		{Path: deploy.MutatePath, Handler: admission.NewMutatingWebhook(engines, log.WithName("mutate")), MemoryFactor: admission.MemoryFactor},
+		{Path: deploy.ValidatePath, Handler: admission.NewValidatingWebhook(engines, log.WithName("validate")), MemoryFactor: admission.MemoryFactor, RequireClientCert: true},
+		{Path: deploy.MutatePath, Handler: admission.NewMutatingWebhook(engines, log.WithName("mutate")), MemoryFactor: admission.MemoryFactor, RequireClientCert: true},
 		{
 			Path:    deploy.ConvertPath,
-			Handler: &conversionwebhook.Handler{NodePools: nodePools, Log: log.WithName("conversion")},
+			Handler: &conversionwebhook.Handler{NodePools: nodePools, NodePoolReviewed: nodePoolReviewed, Log: log.WithName("conversion")},
 			// Conversion reviews carry whole lists.
 			MaxBodyBytes: conversionwebhook.DefaultMaxRequestBytes,
 			MemoryFactor: conversionwebhook.MemoryFactor,
+			Budget:       conversion,
 		},
 	}
 }
 
 func leaderElection(opts Options) bool { return opts.Controller && opts.LeaderElect }
+
+// The webhooks' client rate: client-go's default of 5 requests a second
+// let a conversion review that read 50 NodePools run past its timeout.
+// The NodePool cache answers those lookups now; this bounds what is left
+// (the lookups before the cache has synced, the cache's own list) at a
+// rate the API server's priority and fairness can still shape.
+const (
+	webhookClientQPS   = 50
+	webhookClientBurst = 100
+)
+
+func webhookClientConfig(cfg *rest.Config) *rest.Config {
+	out := rest.CopyConfig(cfg)
+	out.QPS, out.Burst = webhookClientQPS, webhookClientBurst
+	return out
+}
 
 // shutdownTimeout is long enough for a request that started just before
 // the signal.

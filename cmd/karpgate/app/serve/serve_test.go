@@ -2,12 +2,15 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/karpgate/karpgate/internal/deploy"
@@ -97,14 +100,14 @@ func TestMemoryPlan(t *testing.T) {
 		wantHeap, wantBudget int64
 		wantErr              string
 	}{
-		{"no limit: runtime untouched, default budget", 0, false, 0, 256 * mi, ""},
-		{"the default 512Mi", 512 * mi, false, 512 * mi * 85 / 100, 512*mi*85/100 - 128*mi, ""},
+		{"no limit: runtime untouched, default budget", 0, false, 0, 64 * mi, ""},
+		{"the default 512Mi", 512 * mi, false, 448 * mi * 85 / 100, 448*mi*85/100 - 128*mi - 192*mi, ""},
 		{"GOMEMLIMIT set by hand wins", 512 * mi, true, 0, -1, ""},
-		{"too small for a 32MiB conversion review", 256 * mi, false, 0, 0, "give the container at least 377MiB"},
+		{"too small for a 32MiB conversion review and a 3MiB admission review", 256 * mi, false, 0, 0, "give the container at least 476MiB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			plan, err := planMemory(tt.limit, 3*mi, tt.explicit)
+			plan, err := planMemory(tt.limit, DefaultPolicyCheckMemory, 3*mi, tt.explicit)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("got %v, want %q", err, tt.wantErr)
@@ -141,39 +144,97 @@ func TestLoopEndpointsWithoutTheLoop(t *testing.T) {
 }
 
 func TestDrainingFailsReadinessBeforeTheManagerStops(t *testing.T) {
-	for _, trigger := range []string{"signal", "lost lease"} {
-		t.Run(trigger, func(t *testing.T) {
-			delayStarted := make(chan time.Duration, 1)
-			delayOver := make(chan time.Time)
-			d := &drainer{timer: func(delay time.Duration) <-chan time.Time {
-				delayStarted <- delay
-				return delayOver
-			}}
-			parent, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			run := d.after(parent, 300*time.Millisecond)
-			if err := d.checker(nil); err != nil {
-				t.Fatalf("ready before shutdown: %v", err)
+	delayStarted := make(chan time.Duration, 1)
+	delayOver := make(chan time.Time)
+	d := &drainer{timer: func(delay time.Duration) <-chan time.Time {
+		delayStarted <- delay
+		return delayOver
+	}}
+	parent, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run := d.after(parent, 300*time.Millisecond)
+	if err := d.checker(nil); err != nil {
+		t.Fatalf("ready before shutdown: %v", err)
+	}
+	cancel()
+	if got := <-delayStarted; got != 300*time.Millisecond {
+		t.Fatalf("the drain waits %v, want the configured 300ms", got)
+	}
+	if err := d.checker(nil); err == nil || run.Err() != nil {
+		t.Fatalf("during the delay: readiness %v, manager context %v; want not ready and still running", err, run.Err())
+	}
+	close(delayOver)
+	<-run.Done() // the delay is over: the manager's context ends
+	// Without a delay the context ends as soon as the drain starts.
+	quickParent, quickCancel := context.WithCancel(context.Background())
+	quickRun := (&drainer{}).after(quickParent, 0)
+	quickCancel()
+	<-quickRun.Done()
+}
+
+// fakeLoop is a loop manager that stops when told to, with an error.
+type fakeLoop struct {
+	manager.Manager
+	stop chan error
+}
+
+func (f fakeLoop) Start(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-f.stop:
+		return err
+	}
+}
+
+// TestTheLoopRestartsOnItsOwn: a loop that stops (its Lease lost) is
+// replaced by a new one after a pause; the supervisor itself returns only
+// when its context ends, so the webhooks beside it never stop.
+func TestTheLoopRestartsOnItsOwn(t *testing.T) {
+	loops := make(chan fakeLoop, 3)
+	for range 3 {
+		loops <- fakeLoop{stop: make(chan error, 1)}
+	}
+	first := <-loops
+	var started []fakeLoop
+	pauses := make(chan time.Duration, 10)
+	s := &loopSupervisor{
+		first: first,
+		next: func() (manager.Manager, error) {
+			l := <-loops
+			started = append(started, l)
+			if len(started) == 1 {
+				return nil, errors.New("the API server is away")
 			}
-			if trigger == "signal" {
-				cancel()
-			} else {
-				d.begin()
-				d.begin() // twice is harmless
-			}
-			if got := <-delayStarted; got != 300*time.Millisecond {
-				t.Fatalf("the drain waits %v, want the configured 300ms", got)
-			}
-			if err := d.checker(nil); err == nil || run.Err() != nil {
-				t.Fatalf("during the delay: readiness %v, manager context %v; want not ready and still running", err, run.Err())
-			}
-			close(delayOver)
-			<-run.Done() // the delay is over: the manager's context ends
-			// Without a delay the context ends as soon as the drain starts.
-			quick := &drainer{}
-			quickRun := quick.after(context.Background(), 0)
-			quick.begin()
-			<-quickRun.Done()
-		})
+			return l, nil
+		},
+		log: logr.Discard(),
+		after: func(d time.Duration) <-chan time.Time {
+			pauses <- d
+			c := make(chan time.Time, 1)
+			c <- time.Time{}
+			return c
+		},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	before := testutil.ToFloat64(loopRestarts)
+	go func() { done <- s.run(ctx) }()
+	first.stop <- errors.New("leader election lost")
+	// A failed setup, then a new loop, each after a longer pause.
+	if got := []time.Duration{<-pauses, <-pauses}; got[0] != firstLoopBackoff || got[1] != 2*firstLoopBackoff {
+		t.Fatalf("pauses %v, want %v then twice it", got, firstLoopBackoff)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the supervisor returned %v while its context lasts", err)
+	default:
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("after its context ended: %v", err)
+	}
+	if got := testutil.ToFloat64(loopRestarts) - before; got != 1 {
+		t.Errorf("karpgate_disruption_loop_restarts_total rose by %v, want 1", got)
 	}
 }

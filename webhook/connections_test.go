@@ -1,0 +1,221 @@
+package webhook
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/karpgate/karpgate/internal/devcluster/localca"
+	"github.com/karpgate/karpgate/internal/devcluster/loopback"
+	"github.com/karpgate/karpgate/internal/serving"
+	"github.com/karpgate/karpgate/test/wait"
+)
+
+// idleClient opens one keep-alive connection from the loopback address
+// src, sends one request on it and leaves the connection open and idle,
+// as a client that parks connections would. It reports whether the
+// request was answered within patience.
+func idleClient(ctx context.Context, caPEM []byte, base, src string) (*http.Transport, error) {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	tr := &http.Transport{
+		TLSClientConfig:     &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"},
+		DialContext:         (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}).DialContext,
+		MaxIdleConnsPerHost: 1,
+		IdleConnTimeout:     time.Hour,
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/ok", http.NoBody)
+	if err != nil {
+		return tr, err
+	}
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		return tr, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return tr, resp.Body.Close()
+}
+
+// TestIdleConnectionsCannotStarveTheServer is the connection starvation
+// the review read from the code: 300 clients each park an idle keep-alive
+// connection, and then a fresh client (from 127.0.0.1, as the API server
+// would be) asks for an answer and readiness is checked. With one listener
+// cap for everything, the first 256 parked connections held every slot for
+// the idle timeout (90 s), and the fresh client and the readiness check
+// waited in the kernel's accept queue behind the rest. Now one address
+// holds at most half the slots, and the listener closes the connection
+// idle the longest to make room for a new one.
+func TestIdleConnectionsCannotStarveTheServer(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		sources []string
+	}{
+		{"from one address", []string{"127.0.0.2"}},
+		{"from three addresses", []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) { parkIdleConnections(t, 300, tt.sources) })
+	}
+}
+
+func parkIdleConnections(t *testing.T, parked int, sources []string) {
+	dir := t.TempDir()
+	bundle := writeCerts(t, dir)
+	port := loopback.TestPort(t)
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	srv, err := New(Options{CertDir: dir, Host: "127.0.0.1", Port: port, Routes: []Route{{Path: "/ok", Handler: ok}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Start: %v", err)
+		}
+	})
+	base := "https://127.0.0.1:" + strconv.Itoa(port)
+	wait.For(t, "the server to be ready", func() bool { return srv.StartedChecker()(nil) == nil })
+
+	// The parked clients connect at once, each given a few seconds: a
+	// connection the server does not take within them waits in the accept
+	// queue, which is the starvation itself.
+	var (
+		mu       sync.Mutex
+		answered int
+		group    sync.WaitGroup
+	)
+	for i := range parked {
+		group.Add(1)
+		go func() {
+			defer group.Done()
+			attempt, stop := context.WithTimeout(ctx, 5*time.Second)
+			defer stop()
+			tr, err := idleClient(attempt, bundle.CAPEM, base, sources[i%len(sources)])
+			t.Cleanup(tr.CloseIdleConnections)
+			if err == nil {
+				mu.Lock()
+				answered++
+				mu.Unlock()
+			}
+		}()
+	}
+	group.Wait()
+	t.Logf("CONNECTIONS %d of %d parked clients answered; %d connections held open by the server", answered, parked, srv.OpenConnections())
+
+	if err := srv.StartedChecker()(nil); err != nil {
+		t.Errorf("with %d idle connections parked, readiness fails: %v", parked, err)
+	}
+	fresh, stop := context.WithTimeout(ctx, 10*time.Second)
+	defer stop()
+	tr, err := idleClient(fresh, bundle.CAPEM, base, "127.0.0.1")
+	tr.CloseIdleConnections()
+	if err != nil {
+		t.Errorf("with %d idle connections parked, a fresh client was not answered: %v", parked, err)
+	}
+	if open := srv.OpenConnections(); open > serving.DefaultMaxConnections {
+		t.Errorf("%d connections open, above the listener's %d", open, serving.DefaultMaxConnections)
+	}
+}
+
+// TestClientCertificatesAreVerifiedBeforeASlot: with --client-ca-file,
+// the admission routes answer only callers with a certificate that CA
+// signed, and refuse the others before they take a slot; conversion, to
+// which the API server presents no certificate, still answers.
+func TestClientCertificatesAreVerifiedBeforeASlot(t *testing.T) {
+	dir := t.TempDir()
+	bundle := writeCerts(t, dir)
+	port := loopback.TestPort(t)
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	srv, err := New(Options{CertDir: dir, Host: "127.0.0.1", Port: port, ClientCAFile: filepath.Join(dir, "ca.crt"), Routes: []Route{
+		{Path: "/validate", Handler: ok, RequireClientCert: true},
+		{Path: "/convert", Handler: ok},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Start: %v", err)
+		}
+	})
+	wait.For(t, "the server to be ready", func() bool { return srv.StartedChecker()(nil) == nil })
+	base := "https://127.0.0.1:" + strconv.Itoa(port)
+
+	certPEM, keyPEM, err := bundle.ClientCertificate("kube-apiserver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiServer, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stranger, err := localca.New([]string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strangerPEM, strangerKey, err := stranger.ClientCertificate("kube-apiserver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged, err := tls.X509KeyPair(strangerPEM, strangerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller := func(cert *tls.Certificate) *http.Client {
+		c := client(bundle.CAPEM, 0)
+		if cert != nil {
+			c.Transport.(*http.Transport).TLSClientConfig.Certificates = []tls.Certificate{*cert}
+		}
+		return c
+	}
+	before := testutil.ToFloat64(rejectedRequests.WithLabelValues("/validate", "unauthenticated"))
+	for _, tt := range []struct {
+		name   string
+		cert   *tls.Certificate
+		path   string
+		status int // 0: the handshake fails
+	}{
+		{"the API server's certificate", &apiServer, "/validate", http.StatusOK},
+		{"no certificate", nil, "/validate", http.StatusUnauthorized},
+		{"no certificate, conversion", nil, "/convert", http.StatusOK},
+		{"a certificate another CA signed", &forged, "/convert", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := caller(tt.cert).Post(base+tt.path, "application/json", strings.NewReader("{}"))
+			if tt.status == 0 {
+				if err == nil {
+					resp.Body.Close()
+					t.Fatalf("served with status %d, want the handshake refused", resp.StatusCode)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tt.status)
+			}
+		})
+	}
+	if got := testutil.ToFloat64(rejectedRequests.WithLabelValues("/validate", "unauthenticated")) - before; got != 1 {
+		t.Errorf("unauthenticated rejections rose by %v, want 1", got)
+	}
+}
