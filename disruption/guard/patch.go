@@ -28,6 +28,12 @@ func FreezeNodePool(ctx context.Context, c client.Client, name string, now time.
 	return apply(ctx, c, name, func(np *unstructured.Unstructured) (*Marker, error) { return Freeze(np, now, reason) })
 }
 
+// FieldManager is the field manager of every hold and release karpgate
+// writes, set explicitly: the API server would otherwise take it from the
+// client's User-Agent, which is the binary's file name (kubectl-karpgate
+// when run as a kubectl plugin), and GitOps settings name it.
+const FieldManager = "karpgate"
+
 // apply adds a hold with add unless karpgate already holds the NodePool.
 func apply(ctx context.Context, c client.Client, name string, add func(*unstructured.Unstructured) (*Marker, error)) (added, existing *Marker, err error) {
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -45,7 +51,7 @@ func apply(ctx context.Context, c client.Client, name string, add func(*unstruct
 		if err != nil {
 			return err
 		}
-		if err := c.Patch(ctx, changed, client.MergeFromWithOptions(live, client.MergeFromWithOptimisticLock{})); err != nil {
+		if err := c.Patch(ctx, changed, client.MergeFromWithOptions(live, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldManager)); err != nil {
 			return err
 		}
 		added = m
@@ -70,7 +76,7 @@ func Release(ctx context.Context, c client.Client, name string, now time.Time) (
 		if err != nil || outcome == NotHeld {
 			return err
 		}
-		return c.Patch(ctx, changed, client.MergeFromWithOptions(live, client.MergeFromWithOptimisticLock{}))
+		return c.Patch(ctx, changed, client.MergeFromWithOptions(live, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldManager))
 	})
 	return outcome, marker, err
 }

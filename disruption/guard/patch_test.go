@@ -3,6 +3,7 @@ package guard_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -87,6 +88,20 @@ func TestConcurrentEditsAreNeverOverwritten(t *testing.T) {
 	}
 	if m.Index != 2 {
 		t.Fatalf("the marker records index %d, want 2: where the hold really went", m.Index)
+	}
+	// The hold is written under guard.FieldManager, whatever the binary is
+	// called (this test's would be guard.test), so GitOps settings can name it.
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(pool.GroupVersionKind())
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: "default"}, live); err != nil {
+		t.Fatal(err)
+	}
+	var managers []string
+	for _, f := range live.GetManagedFields() {
+		managers = append(managers, f.Manager)
+	}
+	if !slices.Contains(managers, guard.FieldManager) {
+		t.Fatalf("field managers %v, want %q among them", managers, guard.FieldManager)
 	}
 
 	c, patches = racing("4")
