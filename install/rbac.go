@@ -25,6 +25,9 @@ func ClusterRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{karpenter.CoreGroup}, Resources: []string{"nodepools"}, Verbs: []string{"patch", "update"}},
 		{APIGroups: []string{orv1.GroupName}, Resources: []string{"clusterreports"}, Verbs: []string{"get", "list", "watch", "create", "update", "delete"}},
 		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+		// The NodePool CRD's budget reasons say which Karpenter release the
+		// loop's lanes follow (Unhealthy from v1.15 on).
+		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, ResourceNames: []string{"nodepools.karpenter.sh"}, Verbs: []string{"get"}},
 	}, MetricsAuthRules()...)
 }
 

@@ -127,7 +127,7 @@ func Build(ctx context.Context, o Options) (*Artifacts, error) {
 		a.Archives = append(a.Archives, name)
 
 		sbomName := name + ".sbom.spdx.json"
-		doc, err := sbom(bin, strings.TrimSuffix(name, ".tar.gz"), fmt.Sprintf("%s/releases/download/%s/%s", Homepage, o.Version, sbomName), o.Date)
+		doc, err := sbom(bin, strings.TrimSuffix(name, ".tar.gz"), fmt.Sprintf("%s/releases/download/%s/%s", Homepage, o.Version, sbomName), o.Version, o.Date)
 		if err != nil {
 			return nil, err
 		}

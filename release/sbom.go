@@ -60,7 +60,7 @@ var spdxIDUnsafe = regexp.MustCompile(`[^A-Za-z0-9.-]+`)
 // sbom describes the binary at path: the module information the Go
 // toolchain recorded in it (what `go version -m` prints) is exactly what
 // it links. namespace must be unique to this document.
-func sbom(path, name, namespace string, created time.Time) ([]byte, error) {
+func sbom(path, name, namespace, version string, created time.Time) ([]byte, error) {
 	info, err := buildinfo.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading the module information of %s: %w", path, err)
@@ -78,14 +78,10 @@ func sbom(path, name, namespace string, created time.Time) ([]byte, error) {
 			Comment:          sum,
 		}
 	}
-	mainVersion := info.Main.Version
-	for _, s := range info.Settings {
-		if s.Key == "-ldflags" {
-			if m := regexp.MustCompile(`buildinfo\.Version=(\S+)`).FindStringSubmatch(s.Value); m != nil {
-				mainVersion = m[1] // what `karpgate version` reports
-			}
-		}
-	}
+	// The release's version, what `karpgate version` reports: the build
+	// information says (devel), and -trimpath keeps the -ldflags that
+	// stamp the version out of it.
+	mainVersion := version
 	main := pkg(info.Main.Path, mainVersion, "")
 	stdlib := pkg("stdlib", info.GoVersion, "")
 	doc := spdxDocument{

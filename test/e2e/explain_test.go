@@ -160,21 +160,21 @@ func TestExplain(t *testing.T) {
 	}
 	tests := []struct {
 		target string
-		want   []string // every, Underutilized, Empty, Drifted
+		want   []string // every, Underutilized, Empty, Drifted, Unhealthy (v1.15)
 		text   string   // a line of the text output
 	}{
-		{"nodeclaim/ready", []string{"every:", "Underutilized:empty", "Empty:", "Drifted:"}, "Drifted: candidate now"},
-		{"nodeclaim/uninit", []string{"every:not-initialized", "Underutilized:empty,not-consolidatable", "Empty:not-consolidatable", "Drifted:"}, "is not initialized"},
-		{"nodeclaim/dnd-node", []string{"every:do-not-disrupt-node", "Underutilized:empty,not-consolidatable", "Empty:not-consolidatable", "Drifted:"},
+		{"nodeclaim/ready", []string{"every:", "Underutilized:empty", "Empty:", "Drifted:", "Unhealthy:healthy"}, "Drifted: candidate now"},
+		{"nodeclaim/uninit", []string{"every:not-initialized", "Underutilized:empty,not-consolidatable", "Empty:not-consolidatable", "Drifted:", "Unhealthy:healthy"}, "is not initialized"},
+		{"nodeclaim/dnd-node", []string{"every:do-not-disrupt-node", "Underutilized:empty,not-consolidatable", "Empty:not-consolidatable", "Drifted:", "Unhealthy:healthy"},
 			`node node-dnd-node has karpenter.sh/do-not-disrupt: "true"`},
-		{"nodeclaim/dnd-pod", []string{"every:", "Underutilized:pods", "Empty:not-empty,pods", "Drifted:pods"}, `pod shop/batch-0 has karpenter.sh/do-not-disrupt: "true"`},
-		{"node/node-pdb", []string{"every:", "Underutilized:pods", "Empty:not-empty,pods", "Drifted:pods"},
+		{"nodeclaim/dnd-pod", []string{"every:", "Underutilized:pods", "Empty:not-empty,pods", "Drifted:pods", "Unhealthy:healthy"}, `pod shop/batch-0 has karpenter.sh/do-not-disrupt: "true"`},
+		{"node/node-pdb", []string{"every:", "Underutilized:pods", "Empty:not-empty,pods", "Drifted:pods", "Unhealthy:healthy"},
 			"PodDisruptionBudget shop/web allows 0 disruptions (minAvailable 2, 2 of 2 expected pods healthy, 2 needed) and selects pod shop/web-0"},
-		{"nodeclaim/tgp", []string{"every:", "Underutilized:not-consolidatable,pods", "Empty:not-empty,not-consolidatable,pods", "Drifted:"},
+		{"nodeclaim/tgp", []string{"every:", "Underutilized:not-consolidatable,pods", "Empty:not-empty,not-consolidatable,pods", "Drifted:", "Unhealthy:healthy"},
 			"terminationGracePeriod (1h0m0s) bounds the drain: Karpenter drifts the node anyway"},
-		{"nodeclaim/deleting", []string{"every:deleting", "Underutilized:empty,not-consolidatable", "Empty:not-consolidatable", "Drifted:"}, "it is being deleted"},
-		{"nodeclaim/steady", []string{"every:", "Underutilized:empty", "Empty:", "Drifted:not-drifted"}, "not drifted: its NodeClaim has no Drifted=True condition"},
-		{"nodeclaim/held", []string{"every:", "Underutilized:empty,not-consolidatable", "Empty:not-consolidatable", "Drifted:budget"},
+		{"nodeclaim/deleting", []string{"every:deleting", "Underutilized:empty,not-consolidatable", "Empty:not-consolidatable", "Drifted:", "Unhealthy:healthy"}, "it is being deleted"},
+		{"nodeclaim/steady", []string{"every:", "Underutilized:empty", "Empty:", "Drifted:not-drifted", "Unhealthy:healthy"}, "not drifted: its NodeClaim has no Drifted=True condition"},
+		{"nodeclaim/held", []string{"every:", "Underutilized:empty,not-consolidatable", "Empty:not-consolidatable", "Drifted:budget", "Unhealthy:healthy"},
 			"allows no Drifted disruption now; next allows one at " + now.Add(-time.Hour).Truncate(time.Minute).Add(3*time.Hour).Format("2006-01-02 15:04 UTC")},
 	}
 	cli := map[string]string{}

@@ -113,7 +113,9 @@ func portNumber(c corev1.Container, nameOrNumber string) int32 {
 }
 
 // checkMounts: the certificate Secret and the config are mounted read-only
-// where serve reads them, and nothing is mounted writable.
+// where serve reads them, and nothing is mounted writable but a small
+// emptyDir at /tmp, where the last good policy is restored when the mounted
+// one does not compile (the root filesystem is read-only).
 func checkMounts(t *testing.T, pod corev1.PodSpec, c corev1.Container) {
 	t.Helper()
 	volumes := map[string]corev1.Volume{}
@@ -122,10 +124,11 @@ func checkMounts(t *testing.T, pod corev1.PodSpec, c corev1.Container) {
 	}
 	mountedAt := map[string]string{}
 	for _, m := range c.VolumeMounts {
-		if !m.ReadOnly {
+		v := volumes[m.Name]
+		scratch := v.EmptyDir != nil && v.EmptyDir.SizeLimit != nil && m.MountPath == "/tmp"
+		if !m.ReadOnly && !scratch {
 			t.Errorf("volume %s is mounted writable at %s", m.Name, m.MountPath)
 		}
-		v := volumes[m.Name]
 		switch {
 		case v.Secret != nil:
 			mountedAt["secret "+v.Secret.SecretName] = m.MountPath
@@ -139,6 +142,7 @@ func checkMounts(t *testing.T, pod corev1.PodSpec, c corev1.Container) {
 		"secret " + deploy.CertSecretName:         deploy.CertMountDir,
 		"configmap " + deploy.ConfigMapName:       deploy.ConfigMountDir,
 		"configmap " + deploy.PolicyConfigMapName: deploy.PolicyMountDir,
+		"other tmp": "/tmp",
 	}
 	if !reflect.DeepEqual(mountedAt, want) {
 		t.Errorf("mounts %v, want %v", mountedAt, want)
@@ -236,8 +240,13 @@ func contractGrants(namespace string) []rbacGrant {
 	add("cluster", "authorization.k8s.io", "subjectaccessreviews", "", "create")
 	add("cluster", "", "events", "", "create", "patch")
 	add("cluster", "events.k8s.io", "events", "", "create", "patch")
+	// The NodePool CRD's budget reasons: which release the loop follows.
+	add("cluster", "apiextensions.k8s.io", "customresourcedefinitions", "nodepools.karpenter.sh", "get")
 	add(namespace, "coordination.k8s.io", "leases", "", "create")
 	add(namespace, "coordination.k8s.io", "leases", deploy.LeaderElectionID, "get", "update")
+	// The last good policy, kept so a restart serves it (see policies/lastgood).
+	add(namespace, "", "configmaps", "", "create")
+	add(namespace, "", "configmaps", deploy.LastGoodConfigMapName, "get", "update")
 	return g
 }
 

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
+	"github.com/karpgate/karpgate/internal/devcluster/karpenterstack"
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/migration/storage"
@@ -44,7 +45,8 @@ mutations:
 // finished migration leaves every object stored as v1 with no field
 // changed, storedVersions [v1] and no progress file.
 func TestMigrateStorage(t *testing.T) {
-	env, _ := testenv.StartKarpgate(t, localcluster.Options{Config: karpgateConfig})
+	// v1.0.8's CRDs: the last that serve v1beta1, which the migration moves off.
+	env, _ := testenv.StartKarpgate(t, localcluster.Options{Config: karpgateConfig, Release: karpenterstack.V1_0_8})
 	ctx := context.Background()
 	for _, kind := range karpenter.Kinds {
 		env.SetStorageVersion(kind, karpenter.V1Beta1)

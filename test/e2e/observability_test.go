@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
+	"github.com/karpgate/karpgate/internal/devcluster/karpenterstack"
 	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
 	"github.com/karpgate/karpgate/install"
 	"github.com/karpgate/karpgate/install/dashboard"
@@ -56,7 +57,10 @@ const observabilityConfig = localcluster.RunConfig + `rules:
 // the alert rules must select series from karpgate's /metrics, and every
 // series of the promtool tests must have the name and label names of one.
 func TestObservabilityAgainstLiveMetrics(t *testing.T) {
+	// v1.0.8's CRDs: the conversion metrics need v1beta1 objects, which
+	// only that release serves.
 	env, cluster := testenv.StartKarpgate(t, localcluster.Options{
+		Release:    karpenterstack.V1_0_8,
 		Controller: true,
 		Config:     observabilityConfig,
 		PolicyDirs: []string{"../testdata/observability/policies"},

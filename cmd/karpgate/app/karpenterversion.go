@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/karpgate/karpgate/budget"
@@ -21,9 +20,6 @@ func (k *karpenterFlag) register(fs *pflag.FlagSet) {
 	fs.StringVar(&k.version, "karpenter-version", "", "judge by this Karpenter release, such as v1.14 or v1.15 (default: the budget reasons of the cluster's NodePool CRD)")
 }
 
-// nodePoolCRD is the CRD whose budget reasons name the cluster's release.
-var nodePoolCRD = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
-
 // reasons returns the reasons and where they came from, for people.
 func (k *karpenterFlag) reasons(ctx context.Context, c client.Reader) ([]budget.Reason, string, error) {
 	if k.version != "" {
@@ -34,36 +30,14 @@ func (k *karpenterFlag) reasons(ctx context.Context, c client.Reader) ([]budget.
 		return r, "--karpenter-version " + k.version, nil
 	}
 	crd := &unstructured.Unstructured{}
-	crd.SetGroupVersionKind(nodePoolCRD)
-	if err := c.Get(ctx, client.ObjectKey{Name: "nodepools.karpenter.sh"}, crd); err != nil {
+	crd.SetGroupVersionKind(budget.CRDKind)
+	if err := c.Get(ctx, client.ObjectKey{Name: budget.NodePoolCRDName}, crd); err != nil {
 		// Without the CRD (or the right to read it) the newest release's
 		// reasons are the best guess; the lanes say which were used.
 		return budget.Reasons, "newest", nil //nolint:nilerr // a guess, not a failure
 	}
-	if r := budgetReasonsOf(crd.Object); r != nil {
+	if r := budget.ReasonsOfCRD(crd.Object); r != nil {
 		return r, "the cluster's NodePool CRD", nil
 	}
 	return budget.Reasons, "newest", nil
-}
-
-// budgetReasonsOf reads the enum of spec.disruption.budgets[].reasons[] in
-// the CRD's storage version, nil when it has none.
-func budgetReasonsOf(crd map[string]any) []budget.Reason {
-	versions, _, _ := unstructured.NestedSlice(crd, "spec", "versions")
-	for _, v := range versions {
-		version, ok := v.(map[string]any)
-		if !ok || version["storage"] != true {
-			continue
-		}
-		enum, _, _ := unstructured.NestedSlice(version, "schema", "openAPIV3Schema", "properties", "spec", "properties",
-			"disruption", "properties", "budgets", "items", "properties", "reasons", "items", "enum")
-		var out []budget.Reason
-		for _, e := range enum {
-			if s, ok := e.(string); ok {
-				out = append(out, budget.Reason(s))
-			}
-		}
-		return out
-	}
-	return nil
 }

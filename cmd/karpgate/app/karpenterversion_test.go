@@ -33,7 +33,7 @@ func TestBudgetReasonsOfKarpentersOwnCRDs(t *testing.T) {
 				continue
 			}
 			found = true
-			if got := budgetReasonsOf(crd); !reflect.DeepEqual(got, want) {
+			if got := budget.ReasonsOfCRD(crd); !reflect.DeepEqual(got, want) {
 				t.Errorf("%s: reasons %v, want %v", set, got, want)
 			}
 		}
@@ -41,7 +41,7 @@ func TestBudgetReasonsOfKarpentersOwnCRDs(t *testing.T) {
 			t.Errorf("%s has no NodePool CRD", set)
 		}
 	}
-	if got := budgetReasonsOf(map[string]any{"spec": map[string]any{}}); got != nil {
+	if got := budget.ReasonsOfCRD(map[string]any{"spec": map[string]any{}}); got != nil {
 		t.Errorf("a CRD without versions gives %v", got)
 	}
 }

@@ -127,7 +127,8 @@ func Run(ctx context.Context, opts Options) error {
 			}
 			l, err := controller.Setup(m, controller.Options{Guard: opts.Guard,
 				// karpgate.yaml's timezone, as last reloaded: display only.
-				Location: func() *time.Location { return engines.Engine().Config().Location() }})
+				Location: func() *time.Location { return engines.Engine().Config().Location() },
+				Reasons:  loopReasons(ctx, m.GetAPIReader(), engines, log.WithName("loop"))})
 			if err != nil {
 				return nil, fmt.Errorf("the disruption loop (--controller=false turns it off): %w", err)
 			}
