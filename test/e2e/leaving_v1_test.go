@@ -168,8 +168,16 @@ func TestLeavingKarpenterV1(t *testing.T) {
 		shell.runFixes(preflight(0), "PF103")
 		shell.runFixes(preflight(0), "PF108")
 		r := preflight(0)
-		if r.Summary.Deny != 0 || r.Summary.Warn != 0 || !r.Summary.Ready {
-			t.Errorf("preflight after the fixes: %+v", r)
+		// What stays is PF112, installing v1.1's CRDs: the first step of
+		// the upgrade itself, which the cluster cannot take before it.
+		var others []string
+		for _, f := range r.Findings {
+			if f.Severity == "warn" && f.ID != "PF112" {
+				others = append(others, f.ID)
+			}
+		}
+		if r.Summary.Deny != 0 || len(others) != 0 || !r.Summary.Ready {
+			t.Errorf("preflight after the fixes: %d deny, warnings %v besides PF112, ready %v: %+v", r.Summary.Deny, others, r.Summary.Ready, r)
 		}
 		stdout, _ := run(0, "preflight", "--to", "v1.1.0")
 		golden(t, []byte(hideAddresses(stdout)), "migration", "preflight-after.txt.golden")
