@@ -3,10 +3,12 @@ package e2e
 import (
 	"os"
 	"testing"
+
+	"github.com/karpgate/karpgate/test/gobuild"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	removeBuilds()
+	gobuild.Cleanup()
 	os.Exit(code)
 }

@@ -1,10 +1,9 @@
-package e2e
+package ci
 
 import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"context"
 	"debug/buildinfo"
 	"encoding/json"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"slices"
 	"strings"
 	"testing"
@@ -21,6 +21,7 @@ import (
 
 	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
 	"github.com/karpgate/karpgate/release"
+	"github.com/karpgate/karpgate/test/gobuild"
 	"github.com/karpgate/karpgate/test/testenv"
 	"github.com/karpgate/karpgate/test/toolbin"
 )
@@ -42,10 +43,7 @@ func TestReleaseSnapshot(t *testing.T) {
 	date := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	out := t.TempDir()
 	opts := release.Options{Version: version, Commit: commit, Date: date, Root: root, Out: out, Platforms: snapshotPlatforms(t)}
-	a, err := release.Build(context.Background(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := buildRelease(t, opts)
 
 	host := fmt.Sprintf("karpgate_%s_%s_%s.tar.gz", version, runtime.GOOS, runtime.GOARCH)
 	// The host's binary outlives the subtest that unpacks it.
@@ -190,10 +188,7 @@ func TestReleaseSnapshot(t *testing.T) {
 		again := opts
 		again.Out = t.TempDir()
 		again.Platforms = []release.Platform{{OS: runtime.GOOS, Arch: runtime.GOARCH}}
-		b, err := release.Build(context.Background(), again)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := buildRelease(t, again)
 		for _, name := range slices.Concat(b.Archives, b.SBOMs, []string{b.Chart, b.Schema}) {
 			first, _ := os.ReadFile(filepath.Join(out, name))
 			second, err := os.ReadFile(filepath.Join(again.Out, name))
@@ -202,6 +197,42 @@ func TestReleaseSnapshot(t *testing.T) {
 			}
 		}
 	})
+}
+
+// buildRelease runs `karpgate-dev release` as `make release` does, in a
+// process of its own: run inside this test binary, under the race
+// detector, compressing and hashing the archives took minutes. It returns
+// what the command wrote, read from the folder.
+func buildRelease(t *testing.T, opts release.Options) release.Artifacts {
+	t.Helper()
+	dev := gobuild.Command(t, "github.com/karpgate/karpgate/cmd/karpgate-dev")
+	args := []string{"release", "--version", opts.Version, "--commit", opts.Commit,
+		"--date", strconv.FormatInt(opts.Date.Unix(), 10), "--out", opts.Out}
+	for _, p := range opts.Platforms {
+		args = append(args, "--platform", p.OS+"/"+p.Arch)
+	}
+	cmd := exec.Command(dev, args...)
+	cmd.Dir = opts.Root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("karpgate-dev %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	var a release.Artifacts
+	for _, p := range opts.Platforms {
+		archive := fmt.Sprintf("karpgate_%s_%s_%s.tar.gz", opts.Version, p.OS, p.Arch)
+		a.Archives = append(a.Archives, archive)
+		a.SBOMs = append(a.SBOMs, archive+".sbom.spdx.json")
+	}
+	charts, err := filepath.Glob(filepath.Join(opts.Out, "karpgate-*.tgz"))
+	if err != nil || len(charts) != 1 {
+		t.Fatalf("charts written: %v (%v), want one", charts, err)
+	}
+	a.Chart, a.Schema, a.Krew, a.Checksums = filepath.Base(charts[0]), "karpgate.schema.json", filepath.Join("krew", "karpgate.yaml"), "checksums.txt"
+	for _, name := range slices.Concat(a.Archives, a.SBOMs, []string{a.Schema, a.Krew, a.Checksums}) {
+		if _, err := os.Stat(filepath.Join(opts.Out, name)); err != nil {
+			t.Fatalf("karpgate-dev release did not write %s: %v", name, err)
+		}
+	}
+	return a
 }
 
 // snapshotPlatforms are two of the platforms a release ships for: this

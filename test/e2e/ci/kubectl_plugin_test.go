@@ -1,4 +1,4 @@
-package e2e
+package ci
 
 import (
 	"errors"
@@ -25,7 +25,7 @@ func TestKubectlPlugin(t *testing.T) {
 	kubectlRun := func(args ...string) (string, int) {
 		cmd := exec.Command(kubectl, args...)
 		cmd.Env = env
-		cmd.Dir = "../.."
+		cmd.Dir = "../../.."
 		out, err := cmd.CombinedOutput()
 		code := 0
 		if exit := (*exec.ExitError)(nil); errors.As(err, &exit) {

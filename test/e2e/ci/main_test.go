@@ -1,0 +1,25 @@
+// Package ci holds the end-to-end tests of karpgate's CI and release
+// integrations: pre-commit, the GitHub Action, the CI docs' commands, the
+// kubectl plugin and the release snapshot. They need no API server and
+// spend their time compiling, so they run as a package of their own, beside
+// test/e2e's API-server tests, which mostly wait.
+package ci
+
+import (
+	"os"
+	"testing"
+
+	"github.com/karpgate/karpgate/test/gobuild"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	gobuild.Cleanup()
+	os.Exit(code)
+}
+
+// buildKarpgate builds the shipped karpgate binary, once per test run.
+func buildKarpgate(t *testing.T) string {
+	t.Helper()
+	return gobuild.Command(t, "github.com/karpgate/karpgate/cmd/karpgate")
+}
