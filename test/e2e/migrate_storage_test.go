@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
-	"github.com/karpgate/karpgate/internal/devcluster/karpenterstack"
 	"github.com/karpgate/karpgate/internal/deploy"
+	"github.com/karpgate/karpgate/internal/devcluster/karpenterstack"
 	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/migration/storage"
 	"github.com/karpgate/karpgate/test/testenv"

@@ -23,10 +23,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
-	"github.com/karpgate/karpgate/internal/devcluster/karpenterstack"
 	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
 	"github.com/karpgate/karpgate/install"
 	"github.com/karpgate/karpgate/install/dashboard"
+	"github.com/karpgate/karpgate/internal/devcluster/karpenterstack"
 	goldenfile "github.com/karpgate/karpgate/test/golden"
 	"github.com/karpgate/karpgate/test/testenv"
 	"github.com/karpgate/karpgate/test/wait"

@@ -13,8 +13,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -222,11 +222,20 @@ func buildRelease(t *testing.T, opts release.Options) release.Artifacts {
 		a.Archives = append(a.Archives, archive)
 		a.SBOMs = append(a.SBOMs, archive+".sbom.spdx.json")
 	}
-	charts, err := filepath.Glob(filepath.Join(opts.Out, "karpgate-*.tgz"))
-	if err != nil || len(charts) != 1 {
-		t.Fatalf("charts written: %v (%v), want one", charts, err)
+	entries, err := os.ReadDir(opts.Out)
+	if err != nil {
+		t.Fatal(err)
 	}
-	a.Chart, a.Schema, a.Krew, a.Checksums = filepath.Base(charts[0]), "karpgate.schema.json", filepath.Join("krew", "karpgate.yaml"), "checksums.txt"
+	var charts []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "karpgate-") && strings.HasSuffix(e.Name(), ".tgz") {
+			charts = append(charts, e.Name())
+		}
+	}
+	if len(charts) != 1 {
+		t.Fatalf("charts written: %v, want one", charts)
+	}
+	a.Chart, a.Schema, a.Krew, a.Checksums = charts[0], "karpgate.schema.json", filepath.Join("krew", "karpgate.yaml"), "checksums.txt"
 	for _, name := range slices.Concat(a.Archives, a.SBOMs, []string{a.Schema, a.Krew, a.Checksums}) {
 		if _, err := os.Stat(filepath.Join(opts.Out, name)); err != nil {
 			t.Fatalf("karpgate-dev release did not write %s: %v", name, err)
