@@ -107,7 +107,7 @@ export KARPGATE_BUDGET_ORACLE := $(BUDGET_ORACLE)
 .PHONY: build tools etcdctl helm promtool budget-oracle golangci-lint pre-commit peers krew release manifests release-facts test unit e2e lint bench bench-peers load scale fuzz run clean help
 
 help: ## List the targets.
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
 
 build: bin/karpgate ## Build the karpgate binary into bin/.
 
