@@ -16,6 +16,7 @@ import (
 
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
 	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
+	"github.com/karpgate/karpgate/internal/devcluster/karpenterstack"
 	"github.com/karpgate/karpgate/test/testenv"
 )
 
@@ -27,7 +28,9 @@ import (
 // configuration reload, metrics and readiness.
 func TestAdmissionWebhooks(t *testing.T) {
 	env, cluster := testenv.StartKarpgate(t, localcluster.Options{
-		Serve: func(o *serve.Options) { o.ReloadInterval = 100 * time.Millisecond },
+		// v1.0.8's CRDs: the test converts v1beta1 manifests end to end.
+		Release: karpenterstack.V1_0_8,
+		Serve:   func(o *serve.Options) { o.ReloadInterval = 100 * time.Millisecond },
 	})
 	// apply runs kubectl apply with and without --dry-run=server and checks
 	// both give the same verdict and messages.

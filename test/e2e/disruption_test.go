@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/karpgate/karpgate/budget"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -60,12 +61,16 @@ func testLeaderAndFollower(t *testing.T, env *testenv.Env) {
 	if err := env.Client.Create(context.Background(), lease); err != nil {
 		t.Fatal(err)
 	}
+	// The loop judges by v1.14's reasons here: this test is about
+	// leadership and window edges, and its expected series predate the
+	// Unhealthy lane, which disruption/metrics and the Karpenter suite check.
+	v114 := func() []budget.Reason { r, _ := budget.ReasonsOf("v1.14"); return r }
 	followerRegistry := prometheus.NewRegistry()
 	follower := startLoop(t, env, manager.Options{LeaderElection: true, LeaderElectionID: lease.Name, LeaderElectionNamespace: "default"},
-		controller.Options{Name: "karpgate-follower", Registerer: followerRegistry})
+		controller.Options{Name: "karpgate-follower", Registerer: followerRegistry, Reasons: v114})
 
 	clk := clocktesting.NewFakeClock(beforeNine)
-	leader := startLoop(t, env, manager.Options{}, controller.Options{Clock: clk}) // default name and registry
+	leader := startLoop(t, env, manager.Options{}, controller.Options{Clock: clk, Reasons: v114}) // default name and registry
 
 	metric := func(want string, names ...string) func() error {
 		return func() error {
@@ -73,7 +78,7 @@ func testLeaderAndFollower(t *testing.T, env *testenv.Env) {
 		}
 	}
 	wait.ForNoError(t, "metrics at 08:59", metric(`
-# HELP karpgate_nodepool_allowed_disruptions Voluntary disruptions a reason allows now: the binding budget minus nodes already disrupting; +Inf when no active budget covers the reason, 0 when invalid budgets block every reason.
+# HELP karpgate_nodepool_allowed_disruptions Voluntary disruptions a reason allows now: the binding budget minus the nodes using it up; +Inf when no active budget covers the reason, 0 when invalid budgets block every reason. One series per reason of the Karpenter release judged (Unhealthy, node repair, from v1.15).
 # TYPE karpgate_nodepool_allowed_disruptions gauge
 karpgate_nodepool_allowed_disruptions{nodepool="broken",reason="Drifted"} 0
 karpgate_nodepool_allowed_disruptions{nodepool="broken",reason="Empty"} 0
@@ -93,7 +98,7 @@ karpgate_nodepool_nodes{nodepool="broken"} 1
 karpgate_nodepool_nodes{nodepool="business"} 5
 karpgate_nodepool_nodes{nodepool="open"} 0
 karpgate_nodepool_nodes{nodepool="steady"} 3
-# HELP karpgate_nodepool_disrupting_nodes Counted nodes already disrupting (NotReady, deleting or tainted karpenter.sh/disrupted); they reduce every allowance.
+# HELP karpgate_nodepool_disrupting_nodes Counted nodes already disrupting (NotReady, deleting, rebooting or tainted karpenter.sh/disrupted); they reduce the allowance of every reason but Unhealthy, which only the ones not merely NotReady reduce.
 # TYPE karpgate_nodepool_disrupting_nodes gauge
 karpgate_nodepool_disrupting_nodes{nodepool="broken"} 0
 karpgate_nodepool_disrupting_nodes{nodepool="business"} 0
@@ -152,7 +157,7 @@ karpgate_nodepool_do_not_disrupt_nodes{nodepool="steady"} 0
 	// exactly this instant and the fake clock's step fires that requeue.
 	clk.Step(time.Minute)
 	wait.ForNoError(t, "metrics at 09:00", metric(`
-# HELP karpgate_nodepool_allowed_disruptions Voluntary disruptions a reason allows now: the binding budget minus nodes already disrupting; +Inf when no active budget covers the reason, 0 when invalid budgets block every reason.
+# HELP karpgate_nodepool_allowed_disruptions Voluntary disruptions a reason allows now: the binding budget minus the nodes using it up; +Inf when no active budget covers the reason, 0 when invalid budgets block every reason. One series per reason of the Karpenter release judged (Unhealthy, node repair, from v1.15).
 # TYPE karpgate_nodepool_allowed_disruptions gauge
 karpgate_nodepool_allowed_disruptions{nodepool="broken",reason="Drifted"} 0
 karpgate_nodepool_allowed_disruptions{nodepool="broken",reason="Empty"} 0
