@@ -88,6 +88,18 @@ type Cluster struct {
 // processLoggers sets the process-wide loggers once; see Start.
 var processLoggers sync.Once
 
+// SetProcessLoggers points controller-runtime's and klog's process-wide
+// loggers at log, once per process. A process that starts clusters side by
+// side calls it before the first: a cluster's control plane logs through
+// klog from its first moment, so a cluster that set the loggers while
+// another was starting raced with it (the race detector saw it).
+func SetProcessLoggers(log logr.Logger) {
+	processLoggers.Do(func() {
+		ctrllog.SetLogger(log)
+		klog.SetLogger(log)
+	})
+}
+
 // Start brings the cluster up; on error nothing is left running.
 func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	release := opts.Release
@@ -183,12 +195,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	serveOpts := serve.Defaults()
 	serveOpts.RestConfig, serveOpts.Log = c.Config, fileLogger(logFile)
 	// controller-runtime's and klog's loggers are the process's: the first
-	// cluster of a process points them at its log, before its serve or any
-	// client runs, and a second cluster running beside it leaves them.
-	processLoggers.Do(func() {
-		ctrllog.SetLogger(serveOpts.Log)
-		klog.SetLogger(serveOpts.Log)
-	})
+	// cluster of a process points them at its log, unless the process set
+	// them first (SetProcessLoggers), and a second cluster leaves them.
+	SetProcessLoggers(serveOpts.Log)
 	serveOpts.KeepProcessLoggers = true
 	serveOpts.CertDir, serveOpts.Host, serveOpts.Port = certDir, "127.0.0.1", ports[0]
 	serveOpts.HealthAddr = "127.0.0.1:" + strconv.Itoa(ports[1])

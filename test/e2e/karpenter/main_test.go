@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/go-logr/logr"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,6 +63,10 @@ func TestMain(m *testing.M) {
 			_ = p.Value.Set(strconv.Itoa(minParallel))
 		}
 	}
+	// The clusters of the releases start side by side: the process's
+	// loggers are set before either, and each cluster's serve logs to its
+	// own file.
+	localcluster.SetProcessLoggers(logr.Discard())
 	code := m.Run()
 	for _, r := range karpenterstack.Releases {
 		sc := shared[r.Version]
