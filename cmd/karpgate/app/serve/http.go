@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 
 	"github.com/karpgate/karpgate/disruption/controller"
@@ -63,13 +62,13 @@ func server(name string, handler http.Handler, l net.Listener, opts Options) *ma
 }
 
 // metricsHandler serves /metrics (the registry controller-runtime and
-// karpgate share), /status and /explain. Secure, it answers over TLS with the serving
+// karpgate share, and the serve's own loop and audit), /status and /explain. Secure, it answers over TLS with the serving
 // certificate, and only to callers the API server authenticates
 // (TokenReview) and authorizes for get on the path (SubjectAccessReview):
 // the ClusterRole deploy.MetricsReaderClusterRole grants that.
 func metricsHandler(opts Options, loop *loopEndpoints) (http.Handler, *certwatcher.CertWatcher, error) {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(ctrlmetrics.Registry, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
+	mux.Handle("/metrics", promhttp.HandlerFor(loop.gatherer(), promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
 	mux.Handle(deploy.StatusPath, loop.serve((*controller.Loop).StatusHandler))
 	mux.Handle(deploy.ExplainPath, loop.serve((*controller.Loop).ExplainHandler))
 	if !opts.MetricsSecure {

@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	auditcontroller "github.com/karpgate/karpgate/audit/controller"
@@ -71,7 +73,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 
 	drain := &drainer{}
-	loop := &loopEndpoints{}
+	loop := newLoopEndpoints()
 	webhookConfig := webhookClientConfig(opts.RestConfig)
 	mgr, err := manager.New(webhookConfig, webhookManagerOptions(opts))
 	if err != nil {
@@ -127,8 +129,9 @@ func Run(ctx context.Context, opts Options) error {
 			}
 			l, err := controller.Setup(m, controller.Options{Guard: opts.Guard,
 				// karpgate.yaml's timezone, as last reloaded: display only.
-				Location: func() *time.Location { return engines.Engine().Config().Location() },
-				Reasons:  loopReasons(ctx, m.GetAPIReader(), engines, log.WithName("loop"))})
+				Location:   func() *time.Location { return engines.Engine().Config().Location() },
+				Reasons:    loopReasons(ctx, m.GetAPIReader(), engines, log.WithName("loop")),
+				Registerer: loop.metrics})
 			if err != nil {
 				return nil, fmt.Errorf("the disruption loop (--controller=false turns it off): %w", err)
 			}
@@ -138,7 +141,7 @@ func Run(ctx context.Context, opts Options) error {
 				if _, err := auditcontroller.Setup(m, auditcontroller.Options{
 					Engines: engines, Interval: a.Interval, EvaluationsPerSecond: a.EvaluationsPerSecond,
 					ReportWritesPerSecond: a.ReportWritesPerSecond, NoReports: !a.Reports, NoEvents: !a.Events,
-					Log: log.WithName("audit"),
+					Registerer: loop.metrics, Log: log.WithName("audit"),
 				}); err != nil {
 					return nil, fmt.Errorf("the audit of stored objects (--audit=false turns it off): %w", err)
 				}
@@ -274,6 +277,21 @@ func loopManagerOptions(opts Options) manager.Options {
 // metrics server needs its handlers before the loop can be set up.
 type loopEndpoints struct {
 	loop atomic.Pointer[controller.Loop]
+	// metrics holds the collectors of this serve's disruption loop and
+	// audit, which describe one cluster's NodePools; /metrics serves it
+	// beside controller-runtime's process-wide registry. In that shared
+	// registry a second serve in the process (the Karpenter suite runs a
+	// cluster per release side by side) replaced the first one's
+	// collector, and each cluster's /metrics showed the other's pools.
+	metrics *prometheus.Registry
+}
+
+func newLoopEndpoints() *loopEndpoints { return &loopEndpoints{metrics: prometheus.NewRegistry()} }
+
+// gatherer is what /metrics serves: the process's metrics and this
+// serve's loop and audit.
+func (e *loopEndpoints) gatherer() prometheus.Gatherer {
+	return prometheus.Gatherers{ctrlmetrics.Registry, e.metrics}
 }
 
 func (e *loopEndpoints) set(l *controller.Loop) { e.loop.Store(l) }

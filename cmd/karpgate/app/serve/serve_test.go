@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"github.com/prometheus/client_golang/prometheus"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -130,7 +131,7 @@ func TestMemoryPlan(t *testing.T) {
 func TestLoopEndpointsWithoutTheLoop(t *testing.T) {
 	opts := Defaults()
 	opts.MetricsSecure = false // the handler itself, without the TokenReview filter
-	handler, _, err := metricsHandler(opts, &loopEndpoints{})
+	handler, _, err := metricsHandler(opts, newLoopEndpoints())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,5 +237,33 @@ func TestTheLoopRestartsOnItsOwn(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(loopRestarts) - before; got != 1 {
 		t.Errorf("karpgate_disruption_loop_restarts_total rose by %v, want 1", got)
+	}
+}
+
+// TestMetricsOfTwoServesStayApart: each serve's /metrics shows its own
+// loop's series and not another serve's in the same process (the
+// Karpenter suite runs a cluster per release side by side), besides the
+// process-wide registry both share.
+func TestMetricsOfTwoServesStayApart(t *testing.T) {
+	opts := Defaults()
+	opts.MetricsSecure = false
+	a, b := newLoopEndpoints(), newLoopEndpoints()
+	pools := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "karpgate_test_pool", Help: "test"}, []string{"nodepool"})
+	pools.WithLabelValues("only-in-a").Set(1)
+	a.metrics.MustRegister(pools)
+	scrape := func(e *loopEndpoints) string {
+		handler, _, err := metricsHandler(opts, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		return rec.Body.String()
+	}
+	if got := scrape(a); !strings.Contains(got, `karpgate_test_pool{nodepool="only-in-a"} 1`) || !strings.Contains(got, "go_goroutines") {
+		t.Errorf("serve a's /metrics lacks its own series or the process's:\n%s", got)
+	}
+	if got := scrape(b); strings.Contains(got, "karpgate_test_pool") {
+		t.Errorf("serve b's /metrics shows serve a's series:\n%s", got)
 	}
 }
