@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/karpgate/karpgate/internal/karpenter"
@@ -75,28 +74,13 @@ const NodePoolCRDName = "nodepools.karpenter.sh"
 // CRDKind is the kind of a CustomResourceDefinition.
 var CRDKind = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
 
-// ReasonsOfCRD reads the enum of spec.disruption.budgets[].reasons[] in the
-// storage version of a NodePool CRD (as unstructured JSON), in Reasons'
-// order; nil when it has none.
+// ReasonsOfCRD reads the budget reasons a NodePool CRD (as unstructured
+// JSON) allows, with internal/karpenter/release's reading of CRDs, in
+// Reasons' order; nil when it states none.
 func ReasonsOfCRD(crd map[string]any) []Reason {
-	versions, _, _ := unstructured.NestedSlice(crd, "spec", "versions")
-	for _, v := range versions {
-		version, ok := v.(map[string]any)
-		if !ok || version["storage"] != true {
-			continue
-		}
-		enum, _, _ := unstructured.NestedSlice(version, "schema", "openAPIV3Schema", "properties", "spec", "properties",
-			"disruption", "properties", "budgets", "items", "properties", "reasons", "items", "enum")
-		var names []string
-		for _, e := range enum {
-			if s, ok := e.(string); ok {
-				names = append(names, s)
-			}
-		}
-		if len(names) == 0 {
-			return nil
-		}
-		return ReasonsNamed(names)
+	facts, err := release.SchemaFromCRDs([]map[string]any{crd})
+	if err != nil || len(facts.BudgetReasons) == 0 {
+		return nil
 	}
-	return nil
+	return ReasonsNamed(facts.BudgetReasons)
 }
