@@ -203,12 +203,10 @@ func (h *Handler) convertAll(ctx context.Context, req *apiextensionsv1.Conversio
 	opts := conversion.Options{NodePools: newMemo(h.NodePools)}
 	converted = make([]runtime.RawExtension, 0, len(req.Objects))
 	var failures objectFailures
-	nodePoolSeen := false
+	if h.NodePoolReviewed != nil && len(req.Objects) > 0 && isNodePool(req.Objects[0].Raw) {
+		h.NodePoolReviewed()
+	}
 	for i, raw := range req.Objects {
-		if !nodePoolSeen && h.NodePoolReviewed != nil && isNodePool(raw.Raw) {
-			nodePoolSeen = true
-			h.NodePoolReviewed()
-		}
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("converting %d objects to %s: the request timed out after %d of them: %w", len(req.Objects), req.DesiredAPIVersion, i, err)
 		}
