@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"context"
 	"crypto/x509"
 	"encoding/pem"
 	"net/http"
@@ -28,8 +27,9 @@ func TestServingCertificateExpiryFollowsReloads(t *testing.T) {
 		return float64(cert.NotAfter.Unix())
 	}
 	first := writeCerts(t, dir) // valid for an hour
+	port := loopback.TestPort(t)
 	srv, err := New(Options{
-		CertDir: dir, Host: "127.0.0.1", Port: loopback.TestPort(t), CertReloadInterval: 200 * time.Millisecond,
+		CertDir: dir, Host: "127.0.0.1", Port: port, CertReloadInterval: 200 * time.Millisecond,
 		Routes: []Route{{Path: "/ok", Handler: http.NotFoundHandler()}},
 	})
 	if err != nil {
@@ -39,15 +39,7 @@ func TestServingCertificateExpiryFollowsReloads(t *testing.T) {
 		t.Fatalf("after New: expiry %v, want the loaded certificate's %v", got, want)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Start: %v", err)
-		}
-	})
+	serveUntilTestEnds(t, srv, port)
 	rotated, err := localca.New([]string{"127.0.0.1"}, 90*24*time.Hour)
 	if err != nil {
 		t.Fatal(err)

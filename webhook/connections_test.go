@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,7 +18,6 @@ import (
 	"github.com/karpgate/karpgate/internal/devcluster/localca"
 	"github.com/karpgate/karpgate/internal/devcluster/loopback"
 	"github.com/karpgate/karpgate/internal/serving"
-	"github.com/karpgate/karpgate/test/wait"
 )
 
 // idleClient opens one keep-alive connection from the loopback address
@@ -77,17 +75,7 @@ func parkIdleConnections(t *testing.T, parked int, sources []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Start: %v", err)
-		}
-	})
-	base := "https://127.0.0.1:" + strconv.Itoa(port)
-	wait.For(t, "the server to be ready", func() bool { return srv.StartedChecker()(nil) == nil })
+	base, _ := serveUntilTestEnds(t, srv, port)
 
 	// The parked clients connect at once, each given a few seconds: a
 	// connection the server does not take within them waits in the accept
@@ -101,7 +89,7 @@ func parkIdleConnections(t *testing.T, parked int, sources []string) {
 		group.Add(1)
 		go func() {
 			defer group.Done()
-			attempt, stop := context.WithTimeout(ctx, 5*time.Second)
+			attempt, stop := context.WithTimeout(t.Context(), 5*time.Second)
 			defer stop()
 			tr, err := idleClient(attempt, bundle.CAPEM, base, sources[i%len(sources)])
 			t.Cleanup(tr.CloseIdleConnections)
@@ -118,7 +106,7 @@ func parkIdleConnections(t *testing.T, parked int, sources []string) {
 	if err := srv.StartedChecker()(nil); err != nil {
 		t.Errorf("with %d idle connections parked, readiness fails: %v", parked, err)
 	}
-	fresh, stop := context.WithTimeout(ctx, 10*time.Second)
+	fresh, stop := context.WithTimeout(t.Context(), 10*time.Second)
 	defer stop()
 	tr, err := idleClient(fresh, bundle.CAPEM, base, "127.0.0.1")
 	tr.CloseIdleConnections()
@@ -146,17 +134,7 @@ func TestClientCertificatesAreVerifiedBeforeASlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Start: %v", err)
-		}
-	})
-	wait.For(t, "the server to be ready", func() bool { return srv.StartedChecker()(nil) == nil })
-	base := "https://127.0.0.1:" + strconv.Itoa(port)
+	base, _ := serveUntilTestEnds(t, srv, port)
 
 	certPEM, keyPEM, err := bundle.ClientCertificate("kube-apiserver")
 	if err != nil {

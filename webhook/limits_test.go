@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -27,7 +26,6 @@ type running struct {
 	ca     []byte
 	client *http.Client
 	cancel context.CancelFunc
-	done   chan error
 }
 
 func startServer(t *testing.T, limits Limits, routes ...Route) *running {
@@ -39,16 +37,8 @@ func startServer(t *testing.T, limits Limits, routes ...Route) *running {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{base: "https://127.0.0.1:" + strconv.Itoa(port), ca: bundle.CAPEM, client: client(bundle.CAPEM, 0), cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- srv.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-r.done; err != nil {
-			t.Errorf("Start: %v", err)
-		}
-	})
-	wait.For(t, "the server to be ready", func() bool { return srv.StartedChecker()(nil) == nil })
+	base, stop := serveUntilTestEnds(t, srv, port)
+	r := &running{base: base, ca: bundle.CAPEM, client: client(bundle.CAPEM, 0), cancel: stop}
 	return r
 }
 

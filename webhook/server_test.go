@@ -62,17 +62,7 @@ func TestServesRoutesOverTLSAndReloadsCertificates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Start: %v", err)
-		}
-	})
-	base := "https://127.0.0.1:" + strconv.Itoa(port)
-	wait.For(t, "the server to be ready", func() bool { return srv.StartedChecker()(nil) == nil })
+	base, _ := serveUntilTestEnds(t, srv, port)
 
 	c := client(first.CAPEM, 0)
 	for _, route := range []string{"one", "two"} {
@@ -116,4 +106,22 @@ func TestOptionsAreChecked(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serveUntilTestEnds starts srv until the test ends (or stop), waits until
+// it serves, and returns its base URL; the test fails if Start returns an
+// error.
+func serveUntilTestEnds(t *testing.T, srv *Server, port int) (base string, stop context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Start: %v", err)
+		}
+	})
+	wait.For(t, "the server to be ready", func() bool { return srv.StartedChecker()(nil) == nil })
+	return "https://127.0.0.1:" + strconv.Itoa(port), cancel
 }
