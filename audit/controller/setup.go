@@ -8,7 +8,6 @@ import (
 	"time"
 
 	orv1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
-	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
@@ -16,6 +15,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/karpgate/karpgate/internal/promreg"
 )
 
 // Audit is the audit added to a manager: it runs on the elected leader.
@@ -51,7 +52,7 @@ func Setup(mgr manager.Manager, opts Options) (*Audit, error) {
 	if !opts.NoEvents {
 		a.core.events = newEventSender(mgr.GetEventRecorder(opts.Name), opts.EventsPerSecond)
 	}
-	if err := register(opts.Registerer, collector{a.core}); err != nil {
+	if err := promreg.Replace(opts.Registerer, collector{a.core}); err != nil {
 		return nil, fmt.Errorf("registering the audit's metrics: %w", err)
 	}
 	if err := mgr.Add(a); err != nil {
@@ -214,16 +215,4 @@ func (a *Audit) LastFullAudit() (time.Time, time.Duration, int) {
 	a.core.mu.Lock()
 	defer a.core.mu.Unlock()
 	return a.core.last.at, a.core.last.duration, a.core.last.objects
-}
-
-// register adds the audit's collector, replacing the one of an audit set up
-// before in the same process (tests start several).
-func register(reg prometheus.Registerer, c prometheus.Collector) error {
-	err := reg.Register(c)
-	var existing prometheus.AlreadyRegisteredError
-	if !errors.As(err, &existing) {
-		return err
-	}
-	reg.Unregister(existing.ExistingCollector)
-	return reg.Register(c)
 }

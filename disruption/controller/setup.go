@@ -2,11 +2,9 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
@@ -25,6 +23,7 @@ import (
 	"github.com/karpgate/karpgate/disruption/state"
 	"github.com/karpgate/karpgate/disruption/status"
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/internal/promreg"
 )
 
 // Loop is the disruption loop added to a manager.
@@ -77,7 +76,7 @@ func Setup(mgr manager.Manager, opts Options) (*Loop, error) {
 		return nil, err
 	}
 	collector := metrics.NewCollector(opts.Clock)
-	if err := register(opts.Registerer, collector); err != nil {
+	if err := promreg.Replace(opts.Registerer, collector); err != nil {
 		return nil, fmt.Errorf("registering the disruption metrics: %w", err)
 	}
 	r := &reconciler{
@@ -142,18 +141,4 @@ func requireKinds(mapper meta.RESTMapper) error {
 		return fmt.Errorf("the cluster does not serve %s: install Karpenter's v1 CRDs, or turn the disruption loop off", strings.Join(missing, ", "))
 	}
 	return nil
-}
-
-// register adds the loop's collector. A loop set up again in the same
-// process (a second manager, or tests that start several) replaces the
-// collector of the one before: that loop's cache is gone with it, and
-// registering beside it would fail as a duplicate.
-func register(reg prometheus.Registerer, c prometheus.Collector) error {
-	err := reg.Register(c)
-	var existing prometheus.AlreadyRegisteredError
-	if !errors.As(err, &existing) {
-		return err
-	}
-	reg.Unregister(existing.ExistingCollector)
-	return reg.Register(c)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/karpgate/karpgate/disruption/metrics"
 	"github.com/karpgate/karpgate/disruption/state"
 	"github.com/karpgate/karpgate/disruption/status"
+	"github.com/karpgate/karpgate/internal/promreg"
 )
 
 func TestRequireKindsNamesWhatIsMissing(t *testing.T) {
@@ -68,7 +69,7 @@ func TestRegisterReplacesTheLastLoopsCollector(t *testing.T) {
 	first.Set(status.NodePool{Name: "old"})
 	second.Set(status.NodePool{Name: "new"})
 	for i, c := range []prometheus.Collector{first, second} {
-		if err := register(reg, c); err != nil {
+		if err := promreg.Replace(reg, c); err != nil {
 			t.Fatalf("registration %d: %v", i+1, err)
 		}
 	}
@@ -89,7 +90,7 @@ func TestRegisterReplacesTheLastLoopsCollector(t *testing.T) {
 	if !slices.Equal(pools, []string{"new"}) {
 		t.Errorf("exported NodePools %v, want only the second loop's [new]", pools)
 	}
-	if err := register(reg, prometheus.NewCounter(prometheus.CounterOpts{Name: "karpgate_nodepool_allowed_disruptions", Help: "clash"})); err == nil {
+	if err := promreg.Replace(reg, prometheus.NewCounter(prometheus.CounterOpts{Name: "karpgate_nodepool_allowed_disruptions", Help: "clash"})); err == nil {
 		t.Error("a different collector under a taken name was accepted")
 	}
 }
