@@ -213,6 +213,11 @@ func metricValue(t *testing.T, metricsURL, series string) float64 {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
+	// A /metrics that fails to gather answers 500 with the reason; read as
+	// "no such series" it turned into a wait that timed out minutes later.
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s/metrics: %s\n%s", metricsURL, resp.Status, body)
+	}
 	for _, line := range strings.Split(string(body), "\n") {
 		if value, ok := strings.CutPrefix(line, series+" "); ok {
 			var v float64

@@ -25,7 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/karpgate/karpgate/cmd/karpgate/app"
 	"github.com/karpgate/karpgate/disruption/controller"
@@ -70,11 +69,16 @@ func testLeaderAndFollower(t *testing.T, env *testenv.Env) {
 		controller.Options{Name: "karpgate-follower", Registerer: followerRegistry, Reasons: v114})
 
 	clk := clocktesting.NewFakeClock(beforeNine)
-	leader := startLoop(t, env, manager.Options{}, controller.Options{Clock: clk, Reasons: v114}) // default name and registry
+	// The default name, and a registry of the test's own: a collector left
+	// in controller-runtime's process-wide registry would also be served
+	// by every later test's karpgate serve, whose /metrics gathers that
+	// registry beside its own loop's, and fail there as a duplicate.
+	leaderRegistry := prometheus.NewRegistry()
+	leader := startLoop(t, env, manager.Options{}, controller.Options{Clock: clk, Reasons: v114, Registerer: leaderRegistry})
 
 	metric := func(want string, names ...string) func() error {
 		return func() error {
-			return testutil.GatherAndCompare(ctrlmetrics.Registry, strings.NewReader(want), names...)
+			return testutil.GatherAndCompare(leaderRegistry, strings.NewReader(want), names...)
 		}
 	}
 	wait.ForNoError(t, "metrics at 08:59", metric(`
