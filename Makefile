@@ -224,14 +224,14 @@ release: ## Release artifacts into dist/: archives for linux/darwin amd64/arm64,
 manifests: ## Regenerate manifests/ (kustomize base and overlays, monitoring, Helm chart) from the Go types.
 	$(GO) run ./cmd/karpgate-dev manifests --out manifests
 
+release-facts: ## Regenerate internal/karpenter/release/releases.json from the Karpenter modules pinned under hack/releases.
+	$(GO) run ./hack/releasefacts
+
 # `make test` runs two streams side by side (--jobs=2 below): the unit tests
 # start as soon as lint is done, while the tools the end-to-end tests need
 # are still building; the end-to-end tests start when those are built.
 # build is a prerequisite of e2e so that the command the Dockerfile runs is
 # one CI runs (test/e2e/dockerfile_test.go keeps them identical).
-release-facts: ## Regenerate internal/karpenter/release/releases.json from the Karpenter modules pinned under hack/releases.
-	$(GO) run ./hack/releasefacts
-
 test: unit e2e ## Lint, build, then every test: unit, fuzz seeds, e2e against a real API server.
 
 # Under `make test`, lint comes before either test run: it compiles every
