@@ -198,6 +198,8 @@ func FuzzMemoizedRules(f *testing.F) {
 	f.Add([]byte("spec:\n  disruption:\n    budgets:\n      - {nodes: \"0\", schedule: \"0 0 30 2 *\", duration: 1h}\n      - {nodes: \"1\", schedule: \"@daily\", duration: 0m}\n"), int64(3600))
 	f.Add([]byte("spec:\n  disruption:\n    budgets:\n      - {nodes: \"0\", schedule: \"0 9 * * mon-fri\", duration: 8h, reasons: [Drifted]}\n"), int64(-86400*3))
 	f.Add([]byte("spec: {amiFamily: AL2, amiSelectorTerms: [{alias: al2023@latest}, {name: \"ami-*\"}, {tags: {a: b}}], template: {spec: {nodeClassRef: {group: karpenter.k8s.aws/v1, name: x}, kubelet: {}}}, nodeClassRef: {name: y}}\n"), int64(7))
+	// Floating AMI terms (KG109, KG110): odd types, several moving segments.
+	f.Add([]byte("spec: {amiSelectorTerms: [{ssmParameter: /aws/service/ami-x-latest/current/recommended}, {ssmParameter: 3}, {tags: {a: \"*\", b: [\"*\"], c: 1}}, {name: [\"*\"]}, {tags: \"*\"}]}\n"), int64(0))
 	// nodeClassRef's rules read its type, group and kind, not the rest.
 	f.Add([]byte("spec: {template: {spec: {nodeClassRef: default, kubelet: null}}, nodeClassRef: null}\n---\nspec: {template: {spec: {nodeClassRef: {name: a, kind: 3}}}, nodeClassRef: [{group: x/y}]}\n---\nspec: {template: {spec: {nodeClassRef: {name: b, kind: 3}}}}\n"), int64(0))
 	f.Fuzz(func(t *testing.T, data []byte, shift int64) {

@@ -171,3 +171,92 @@ schema_violations(class) := {{"msg": s.message, "path": s.path, "fix": s.fix} |
 	some s in input.schema
 	s.class == class
 }
+
+# --- Floating AMI selector terms (KG109, KG110) ---------------------------------
+
+# The amiSelectorTerms that select whatever AMI is published next, as an
+# @latest alias does, one entry per floating field: its path, what floats
+# (for the message) and what to pin instead. An SSM parameter outside
+# /aws/service/ is not judged: it moves only when its owner writes it. Nor
+# are exact tag values, which on images the customer owns are the customer's
+# own release process. ssmParameter is not judged when the facts of the
+# Karpenter release judged list the term's fields without it (v1.0; the
+# field is new in v1.4): that release refuses the field, and a message about
+# what it would select would mislead. Lines whose facts state no
+# EC2NodeClass fields are judged: at admission the API server has already
+# pruned or refused a field its CRD lacks.
+floating_ami_terms contains {
+	"index": i,
+	"path": sprintf("spec.amiSelectorTerms[%d].ssmParameter", [i]),
+	"what": sprintf("ssmParameter %q is a public AWS parameter that moves to each new AMI (%q)", [term.ssmParameter, segment]),
+	"fix": sprintf("Pin the AMI you tested: its id, or %s", [ssm_pin_example(term.ssmParameter, segment)]),
+} if {
+	some i, term in input.object.spec.amiSelectorTerms
+	is_string(term.ssmParameter)
+	not ssm_parameter_unknown
+	segment := floating_ssm_segment(term.ssmParameter)
+}
+
+floating_ami_terms contains {
+	"index": i,
+	"path": sprintf("spec.amiSelectorTerms[%d].name", [i]),
+	"what": sprintf("name %q has a * that every newer AMI of the series matches", [term.name]),
+	"fix": sprintf("Pin the AMI you tested: its id, or its exact name (%q with the release in place of *) together with owner", [term.name]),
+} if {
+	some i, term in input.object.spec.amiSelectorTerms
+	is_string(term.name)
+	contains(term.name, "*")
+}
+
+floating_ami_terms contains {
+	"index": i,
+	"path": sprintf("spec.amiSelectorTerms[%d].tags[%s]", [i, key]),
+	"what": sprintf("it selects by tags alone, and tag %s's value %q has a * that the next AMI tagged to fit matches", [key, value]),
+	"fix": "Pin the AMI you tested: its id, its exact name together with owner, or exact tag values on images you own",
+} if {
+	some i, term in input.object.spec.amiSelectorTerms
+	is_object(term.tags)
+	not selects_by_more_than_tags(term)
+	some key, value in term.tags
+	is_string(value)
+	contains(value, "*")
+}
+
+ssm_parameter_unknown if {
+	fields := karpenter_schema.amiSelectorTermFields
+	not "ssmParameter" in fields
+}
+
+selects_by_more_than_tags(term) if {
+	some field in ["id", "name", "alias", "ssmParameter"]
+	term[field]
+}
+
+# The first segment of a public AWS parameter's path that names a moving
+# release: /aws/service/eks/.../recommended/image_id, /aws/service/bottlerocket/
+# .../latest/image_id, /aws/service/canonical/.../current/..., or a folder
+# such as ami-amazon-linux-latest. Undefined for a versioned path.
+floating_ssm_segment(parameter) := segments[0] if {
+	startswith(lower(trim_left(parameter, "/")), "aws/service/")
+	segments := [s |
+		some s in split(parameter, "/")
+		floating_segment(lower(s))
+	]
+	count(segments) > 0
+}
+
+floating_segment(s) if s in {"recommended", "current"}
+
+floating_segment(s) if contains(s, "latest")
+
+# The versioned parameter to pin to, by the AMI family the path names.
+ssm_pin_example(parameter, _) := "the parameter of the tested release, such as /aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/amazon-eks-node-al2023-x86_64-standard-1.33-v20250519/image_id" if {
+	contains(lower(parameter), "/eks/optimized-ami/")
+} else := "the parameter of the tested release, such as /aws/service/bottlerocket/aws-k8s-1.33/x86_64/1.39.1/image_id" if {
+	contains(lower(parameter), "/bottlerocket/")
+}
+
+ssm_pin_example(parameter, segment) := sprintf("a parameter that names the tested release in place of %q", [segment]) if {
+	not contains(lower(parameter), "/eks/optimized-ami/")
+	not contains(lower(parameter), "/bottlerocket/")
+}

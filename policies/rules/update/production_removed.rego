@@ -5,9 +5,9 @@
 #   production by its own label (karpgate.io/environment) or EC2NodeClass tag
 #   (environment), which whoever edits the object controls. An update is judged
 #   as production when the old or the new object is, so the write that removes
-#   the label still meets KG101 and KG108; this rule asks that taking an object
-#   out of production be deliberate: a waiver with a reason, which reviewers and
-#   `karpgate lint` see.
+#   the label still meets KG101, KG108 and KG109; this rule asks that taking an
+#   object out of production be deliberate: a waiver with a reason, which
+#   reviewers and `karpgate lint` see.
 # custom:
 #   id: KG604
 #   severity: deny
