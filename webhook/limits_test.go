@@ -26,6 +26,7 @@ type running struct {
 	ca     []byte
 	client *http.Client
 	cancel context.CancelFunc
+	srv    *Server
 }
 
 func startServer(t *testing.T, limits Limits, routes ...Route) *running {
@@ -38,7 +39,7 @@ func startServer(t *testing.T, limits Limits, routes ...Route) *running {
 		t.Fatal(err)
 	}
 	base, stop := serveUntilTestEnds(t, srv, port)
-	r := &running{base: base, ca: bundle.CAPEM, client: client(bundle.CAPEM, 0), cancel: stop}
+	r := &running{base: base, ca: bundle.CAPEM, client: client(bundle.CAPEM, 0), cancel: stop, srv: srv}
 	return r
 }
 

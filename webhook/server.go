@@ -273,5 +273,15 @@ func (s *Server) OpenConnections() int {
 	return 0
 }
 
+// IdleConnections is how many of them wait for their next request. net/http
+// marks a connection idle after it has written the response, so a client
+// can see its answer before the server counts the connection idle.
+func (s *Server) IdleConnections() int {
+	if l := s.listener.Load(); l != nil {
+		return l.Idle()
+	}
+	return 0
+}
+
 // Started is closed once the server listens.
 func (s *Server) Started() <-chan struct{} { return s.started }

@@ -248,9 +248,16 @@ func TestConnectionsAreCapped(t *testing.T) {
 		resp.Body.Close()
 		return conn
 	}
-	// The client's idle connection from the readiness wait may hold a slot.
+	// The client's idle connection from the readiness wait may hold a slot
+	// until the server reads its close.
 	r.client.CloseIdleConnections()
+	wait.For(t, "the readiness wait's connection to be closed on the server", func() bool { return r.srv.OpenConnections() == 0 })
 	first, second := dial("127.0.0.2"), dial("127.0.0.3")
+	// The server counts a connection idle only after it has written the
+	// response the client already read; on a busy machine the third
+	// connection came first and made room by closing second, the only
+	// idle one then.
+	wait.For(t, "both connections to be idle on the server", func() bool { return r.srv.IdleConnections() == 2 })
 	before := testutil.ToFloat64(closedConnections.WithLabelValues("idle"))
 	dial("127.0.0.4")
 	if _, err := first.Read(make([]byte, 1)); err == nil {

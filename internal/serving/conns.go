@@ -176,6 +176,20 @@ func (t *connTracker) Open() int {
 	return t.open
 }
 
+// Idle is how many open connections wait for their next request, having
+// served one (a new connection waits in the idle list too, not counted).
+func (t *connTracker) Idle() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for e := t.idle.Front(); e != nil; e = e.Next() {
+		if e.Value.(*trackedConn).served {
+			n++
+		}
+	}
+	return n
+}
+
 func (c *trackedConn) Close() error {
 	c.t.mu.Lock()
 	c.t.forget(c)

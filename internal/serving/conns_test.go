@@ -73,17 +73,7 @@ func TestListenerMakesRoomByClosingTheOldestIdleConnection(t *testing.T) {
 	// needs it, or the busy machine decides which connection is "oldest".
 	waitIdle := func(what string, n int) {
 		t.Helper()
-		wait.For(t, what, func() bool {
-			l.tracker.mu.Lock()
-			defer l.tracker.mu.Unlock()
-			served := 0 // a new connection waits in the idle list too
-			for e := l.tracker.idle.Front(); e != nil; e = e.Next() {
-				if e.Value.(*trackedConn).served {
-					served++
-				}
-			}
-			return served == n
-		})
+		wait.For(t, what, func() bool { return l.Idle() == n })
 	}
 
 	a, b := dial(t, addr, "127.0.0.2"), dial(t, addr, "127.0.0.2")

@@ -39,6 +39,10 @@ type Listener struct {
 // Open is how many connections the listener holds open.
 func (l *Listener) Open() int { return l.tracker.Open() }
 
+// Idle is how many of them wait for their next request after serving one:
+// the ones the listener closes first to make room.
+func (l *Listener) Idle() int { return l.tracker.Idle() }
+
 // Listen binds addr now, so that a taken port stops start-up with a message
 // naming the flag, and holds its connections to limits. With tlsConfig it
 // speaks TLS; the limits apply before the handshake, so a connection the
