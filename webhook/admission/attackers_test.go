@@ -30,9 +30,11 @@ import (
 // the payload attacks come through the API server (its certificate),
 // because that is how a hostile object reaches /validate and /mutate.
 
-// outcomes counts what an attacker's attempts came to: "parked" (a
-// connection held until the server closed it), "status-<code>" (an
-// answer) or "error" (the connection failed or was reset).
+// outcomes counts what an attacker's attempts came to: "status-<code>"
+// (an answer), "error" (the connection failed or was reset before one),
+// and for the connection attacks "refused" (the connection was closed
+// before its handshake finished), "parked-then-closed" (held until the
+// server closed it) or "closed-before-answer".
 type outcomes struct {
 	mu sync.Mutex
 	n  map[string]int

@@ -7,15 +7,14 @@ import (
 	"maps"
 	"os"
 	"runtime"
-	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/karpgate/karpgate/internal/serving"
+	"github.com/karpgate/karpgate/test/benchratio"
 	"github.com/karpgate/karpgate/test/wait"
 	conversionwebhook "github.com/karpgate/karpgate/webhook/conversion"
 )
@@ -58,7 +57,7 @@ func BenchmarkLoadUnderAttack(b *testing.B) {
 	s := startBenchServer(b)
 	cases := benchCases(b)
 	hostile := hostilePayloads(b)
-	idle := heapNow()
+	idle := benchratio.HeapObjects()
 
 	b.ResetTimer()
 	var baseHeap, attackHeap uint64
@@ -163,38 +162,12 @@ func ratio(x, base float64) float64 {
 	return x / base
 }
 
-// peakHeapDuring runs f and returns the most heap (live and not yet
-// collected objects, from runtime/metrics) seen while it ran, sampled
-// every millisecond: a short peak between two samples can be missed.
+// peakHeapDuring runs f after a collection and returns the most heap seen
+// while it ran, sampled every millisecond, garbage not yet collected
+// included: a short peak between two samples can be missed.
 func peakHeapDuring(f func()) uint64 {
 	runtime.GC()
-	var peak atomic.Uint64
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			if h := heapNow(); h > peak.Load() {
-				peak.Store(h)
-			}
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	f()
-	close(done)
-	<-stopped
-	return peak.Load()
-}
-
-func heapNow() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
+	return benchratio.MaxHeapDuring(f, time.Millisecond)
 }
 
 // vmHWM is the process's peak resident memory so far (VmHWM in
