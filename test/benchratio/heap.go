@@ -14,17 +14,28 @@ import (
 // benchmarks (sampling can miss a short peak), never for a test verdict.
 func PeakHeap(f func()) uint64 {
 	runtime.GC()
-	before := heapObjects()
+	before := HeapObjects()
 	old := debug.SetGCPercent(1)
 	defer debug.SetGCPercent(old)
+	if p := MaxHeapDuring(f, 50*time.Microsecond); p > before {
+		return p - before
+	}
+	return 0
+}
+
+// MaxHeapDuring runs f once and returns the largest HeapObjects seen while
+// it ran, sampled every interval, with the collector as it is: for a run
+// too long or too busy for GOGC=1, where the figure includes garbage not
+// yet collected.
+func MaxHeapDuring(f func(), interval time.Duration) uint64 {
 	var peak atomic.Uint64
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
-		tick := time.NewTicker(50 * time.Microsecond)
+		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
-			if h := heapObjects(); h > peak.Load() {
+			if h := HeapObjects(); h > peak.Load() {
 				peak.Store(h)
 			}
 			select {
@@ -37,13 +48,12 @@ func PeakHeap(f func()) uint64 {
 	f()
 	close(done)
 	<-stopped
-	if p := peak.Load(); p > before {
-		return p - before
-	}
-	return 0
+	return peak.Load()
 }
 
-func heapObjects() uint64 {
+// HeapObjects is the heap the process's objects take now, live or not yet
+// collected (runtime/metrics' /memory/classes/heap/objects:bytes).
+func HeapObjects() uint64 {
 	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()

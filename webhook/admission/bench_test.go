@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -28,15 +29,34 @@ import (
 	"github.com/karpgate/karpgate/internal/devcluster/localca"
 	"github.com/karpgate/karpgate/test/benchratio"
 	"github.com/karpgate/karpgate/webhook"
+	conversionwebhook "github.com/karpgate/karpgate/webhook/conversion"
 )
 
-// benchServer is karpgate's webhook server on loopback with the real
-// handlers and, as the baseline, a handler that answers "allowed" at once:
-// the same TLS, limits, decoding and encoding, without evaluating.
+// benchServer is karpgate's webhook server on loopback, set up as
+// `karpgate serve` sets it up with --client-ca-file: the real admission
+// handlers with their memory factor, each requiring the API server's client
+// certificate, and /convert with conversion's body limit and budget (a
+// stand-in handler: the attacks on it are refused before a handler runs).
+// As the baseline of the round trip, /fixed answers "allowed" at once: the
+// same TLS, limits, decoding and encoding, without evaluating. client is
+// the API server: it presents the client certificate.
 type benchServer struct {
 	base   string
 	client *http.Client
+	caPEM  []byte
+	srv    *webhook.Server
+	// apiServerTLS is the client's TLS configuration, for more clients
+	// like it.
+	apiServerTLS *tls.Config
 }
+
+// The bench server's memory budgets are those `karpgate serve` plans with
+// no --memory-limit (cmd/karpgate/app/serve/memory.go): conversion gets
+// one review at its body limit, admission the rest of the default budget.
+const (
+	benchConversionBudget = conversionwebhook.DefaultMaxRequestBytes * conversionwebhook.MemoryFactor
+	benchAdmissionBudget  = webhook.DefaultMemoryBudget - benchConversionBudget
+)
 
 func startBenchServer(b *testing.B) *benchServer {
 	b.Helper()
@@ -49,6 +69,14 @@ func startBenchServer(b *testing.B) *benchServer {
 	if err := bundle.WriteDir(dir); err != nil {
 		b.Fatal(err)
 	}
+	certPEM, keyPEM, err := bundle.ClientCertificate("kube-apiserver")
+	if err != nil {
+		b.Fatal(err)
+	}
+	apiServer, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		b.Fatal(err)
+	}
 	ports, err := loopback.FreePorts(1)
 	if err != nil {
 		b.Fatal(err)
@@ -56,13 +84,16 @@ func startBenchServer(b *testing.B) *benchServer {
 	port := ports[0]
 	engines := newEngine(b, "")
 	fixed := ctrladmission.HandlerFunc(func(context.Context, ctrladmission.Request) ctrladmission.Response { return ctrladmission.Allowed("") })
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "{}") })
 	srv, err := webhook.New(webhook.Options{
-		CertDir: dir, Host: "127.0.0.1", Port: port,
-		Limits: webhook.Limits{Timeout: 8 * time.Second},
+		CertDir: dir, Host: "127.0.0.1", Port: port, ClientCAFile: filepath.Join(dir, localca.CAFile),
+		Limits: webhook.Limits{Timeout: 8 * time.Second, MemoryBudget: benchAdmissionBudget},
 		Routes: []webhook.Route{
-			{Path: "/validate", Handler: NewValidatingWebhook(engines, logr.Discard())},
-			{Path: "/mutate", Handler: NewMutatingWebhook(engines, logr.Discard())},
-			{Path: "/fixed", Handler: newWebhook(fixed, "fixed", logr.Discard())},
+			{Path: "/validate", Handler: NewValidatingWebhook(engines, logr.Discard()), MemoryFactor: MemoryFactor, RequireClientCert: true},
+			{Path: "/mutate", Handler: NewMutatingWebhook(engines, logr.Discard()), MemoryFactor: MemoryFactor, RequireClientCert: true},
+			{Path: "/fixed", Handler: newWebhook(fixed, "fixed", logr.Discard()), MemoryFactor: MemoryFactor, RequireClientCert: true},
+			{Path: "/convert", Handler: ok, MaxBodyBytes: conversionwebhook.DefaultMaxRequestBytes, MemoryFactor: conversionwebhook.MemoryFactor,
+				Budget: &webhook.Budget{MaxInFlight: 16, Memory: benchConversionBudget}},
 		},
 	})
 	if err != nil {
@@ -74,11 +105,14 @@ func startBenchServer(b *testing.B) *benchServer {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(bundle.CAPEM)
 	s := &benchServer{
-		base: fmt.Sprintf("https://127.0.0.1:%d", port),
-		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-			TLSClientConfig: &tls.Config{RootCAs: pool}, MaxIdleConnsPerHost: 128, MaxConnsPerHost: 128,
-		}},
+		base:         fmt.Sprintf("https://127.0.0.1:%d", port),
+		caPEM:        bundle.CAPEM,
+		srv:          srv,
+		apiServerTLS: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{apiServer}},
 	}
+	s.client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: s.apiServerTLS, MaxIdleConnsPerHost: 128, MaxConnsPerHost: 128,
+	}}
 	b.Cleanup(func() {
 		s.client.CloseIdleConnections()
 		cancel()
@@ -156,20 +190,45 @@ var loadDuration = flag.Duration("load.duration", 2*time.Second, "how long Bench
 // whatever b.N. It reports latency percentiles, throughput and errors, and
 // fails on any error.
 func BenchmarkLoad(b *testing.B) {
-	const clients = 64
 	s := startBenchServer(b)
-	cases := benchCases(b)
-	var (
-		wg        sync.WaitGroup
-		mu        sync.Mutex
-		latencies []time.Duration
-		errs      atomic.Int64
-		firstErr  atomic.Value
-	)
 	b.ResetTimer()
+	r := runLoad(s, benchCases(b), *loadDuration)
+	b.StopTimer()
+	b.ReportMetric(float64(r.elapsed.Nanoseconds())/float64(max(len(r.latencies), 1)), "ns/op")
+	b.ReportMetric(r.percentile(0.50), "p50-ms")
+	b.ReportMetric(r.percentile(0.99), "p99-ms")
+	b.ReportMetric(float64(len(r.latencies))/r.elapsed.Seconds(), "req/s")
+	b.ReportMetric(float64(len(r.latencies)), "requests")
+	b.ReportMetric(float64(r.errors), "errors")
+	if r.errors > 0 {
+		b.Fatalf("%d of %d requests failed; first: %v", r.errors, len(r.latencies), r.firstErr)
+	}
+}
+
+// loadClients is how many legitimate clients a load run has: as many as
+// the server's request slots (webhook.DefaultMaxInFlight).
+const loadClients = 64
+
+// loadResult is one load run: every request's latency, sorted.
+type loadResult struct {
+	latencies []time.Duration
+	elapsed   time.Duration
+	errors    int64
+	firstErr  any
+}
+
+// runLoad sends cases in turn from loadClients clients for duration.
+func runLoad(s *benchServer, cases []benchCase, duration time.Duration) loadResult {
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		r        loadResult
+		errs     atomic.Int64
+		firstErr atomic.Value
+	)
 	start := time.Now()
-	deadline := start.Add(*loadDuration)
-	for client := range clients {
+	deadline := start.Add(duration)
+	for client := range loadClients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -184,27 +243,21 @@ func BenchmarkLoad(b *testing.B) {
 				mine = append(mine, time.Since(t0))
 			}
 			mu.Lock()
-			latencies = append(latencies, mine...)
+			r.latencies = append(r.latencies, mine...)
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	slices.Sort(latencies)
-	percentile := func(p float64) float64 {
-		if len(latencies) == 0 {
-			return 0
-		}
-		return float64(latencies[int(p*float64(len(latencies)-1))].Microseconds()) / 1000
+	r.elapsed = time.Since(start)
+	r.errors, r.firstErr = errs.Load(), firstErr.Load()
+	slices.Sort(r.latencies)
+	return r
+}
+
+// percentile is the p-th percentile of the latencies in milliseconds.
+func (r loadResult) percentile(p float64) float64 {
+	if len(r.latencies) == 0 {
+		return 0
 	}
-	b.ReportMetric(float64(elapsed.Nanoseconds())/float64(max(len(latencies), 1)), "ns/op")
-	b.ReportMetric(percentile(0.50), "p50-ms")
-	b.ReportMetric(percentile(0.99), "p99-ms")
-	b.ReportMetric(float64(len(latencies))/elapsed.Seconds(), "req/s")
-	b.ReportMetric(float64(len(latencies)), "requests")
-	b.ReportMetric(float64(errs.Load()), "errors")
-	if n := errs.Load(); n > 0 {
-		b.Fatalf("%d of %d requests failed; first: %v", n, len(latencies), firstErr.Load())
-	}
+	return float64(r.latencies[int(p*float64(len(r.latencies)-1))].Microseconds()) / 1000
 }
