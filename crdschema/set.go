@@ -93,6 +93,18 @@ func (s *Set) Has(group, kind string) bool {
 	return ok
 }
 
+// HasGroup reports whether the set has a CRD of any kind in group: the
+// set then speaks for the whole group, and a kind it lacks (NodeOverlay
+// against v1.0.8's CRDs) is one the API server does not know.
+func (s *Set) HasGroup(group string) bool {
+	for gk := range s.served {
+		if gk.Group == group {
+			return true
+		}
+	}
+	return false
+}
+
 // Compilations counts the versions compiled so far: at most one per served
 // version for the life of the set, however many objects it judged.
 func (s *Set) Compilations() int { return int(s.compilations.Load()) }

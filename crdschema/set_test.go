@@ -165,3 +165,29 @@ func TestLinkedSetIsJudgedAsTheLinkedRelease(t *testing.T) {
 		t.Fatalf("the linked CRDs detected as %s (exact %t, differences %v); want %s", d.Release.Version, d.Exact, d.Differences, LinkedRelease)
 	}
 }
+
+// HasGroup: the linked set speaks for Karpenter's groups, NodeOverlay
+// included, and for no other group.
+func TestHasGroup(t *testing.T) {
+	set, err := Linked()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		group, kind       string
+		hasGroup, hasKind bool
+	}{
+		{"karpenter.sh", "NodeOverlay", true, true},
+		{"karpenter.sh", "NoSuchKind", true, false},
+		{"karpenter.k8s.aws", "EC2NodeClass", true, true},
+		{"karpenter.kwok.sh", "KWOKNodeClass", false, false},
+		{"", "ConfigMap", false, false},
+	} {
+		if got := set.HasGroup(tt.group); got != tt.hasGroup {
+			t.Errorf("HasGroup(%q) = %v, want %v", tt.group, got, tt.hasGroup)
+		}
+		if got := set.Has(tt.group, tt.kind); got != tt.hasKind {
+			t.Errorf("Has(%q, %q) = %v, want %v", tt.group, tt.kind, got, tt.hasKind)
+		}
+	}
+}

@@ -45,6 +45,14 @@ func (st *SchemaStage) Check(ctx context.Context, obj *manifest.Object) ([]polic
 	return findings, err
 }
 
+// Judges reports whether the stage has something to say about an object
+// of apiVersion and kind: the set has a CRD of its group. lint checks such
+// an object even when no policy rule is about its kind (NodeOverlay), so
+// that what the API server refuses is denied offline too.
+func (st *SchemaStage) Judges(apiVersion, kind string) bool {
+	return st.set.HasGroup(schema.FromAPIVersionAndKind(apiVersion, kind).Group)
+}
+
 // checkStored is Check that also renders the object as the API server
 // would store it (nil when no CRD of the set judged it), for
 // `karpgate lint --show-defaults`.
@@ -55,8 +63,8 @@ func (st *SchemaStage) checkStored(ctx context.Context, obj *manifest.Object) ([
 func (st *SchemaStage) check(ctx context.Context, obj *manifest.Object, render bool) ([]policies.Finding, *yaml.Node, error) {
 	apiVersion, kind := obj.APIVersion(), obj.Kind()
 	gv := schema.FromAPIVersionAndKind(apiVersion, kind)
-	if !st.set.Has(gv.Group, kind) {
-		return nil, nil, nil // no CRD for it in the set: nothing to say
+	if !st.set.HasGroup(gv.Group) {
+		return nil, nil, nil // no CRD of its group in the set: nothing to say
 	}
 	var (
 		verdict    *crdschema.Verdict
@@ -64,7 +72,13 @@ func (st *SchemaStage) check(ctx context.Context, obj *manifest.Object, render b
 		err        error
 	)
 	written := obj.Node
-	if v, ok := st.set.Lookup(apiVersion, kind); ok {
+	if !st.set.Has(gv.Group, kind) {
+		violations = []policies.SchemaViolation{{
+			Class:   string(crdschema.Other),
+			Path:    "kind",
+			Message: fmt.Sprintf("the CRD set %s has no %s in %s; the API server knows no such kind", st.set.Name(), kind, gv.Group),
+		}}
+	} else if v, ok := st.set.Lookup(apiVersion, kind); ok {
 		if verdict, err = v.Create(ctx, obj.Content); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", obj.Ref(), err)
 		}

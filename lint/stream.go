@@ -181,7 +181,7 @@ func (l *linter) process(ctx context.Context, j job) outcome {
 		var c checked
 		var err error
 		switch {
-		case policies.Handles(o.APIVersion(), o.Kind()):
+		case policies.Handles(o.APIVersion(), o.Kind()) || l.schemaJudges(o):
 			c, err = l.check(ctx, o)
 		case l.engine.HasDocumentRules():
 			c, err = l.checkDocument(ctx, o)
@@ -196,6 +196,17 @@ func (l *linter) process(ctx context.Context, j job) outcome {
 		out.objects = append(out.objects, c)
 	}
 	return out
+}
+
+// schemaJudges: a schema stage has a CRD of the object's group, although
+// no policy rule may be about its kind.
+func (l *linter) schemaJudges(o *manifest.Object) bool {
+	for _, s := range l.stages {
+		if st, ok := s.(*SchemaStage); ok && st.Judges(o.APIVersion(), o.Kind()) {
+			return true
+		}
+	}
+	return false
 }
 
 // collect adds one document's outcome to the report, in input order.

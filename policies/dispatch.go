@@ -82,9 +82,16 @@ func selectionFor(req Request) string {
 	return selectAll
 }
 
+// findingsQuery looks the rules up by the object's kind; a kind of a
+// Karpenter group no rule names (NodeOverlay) gets the rules for every kind
+// (dispatchAnyKind), which is how lint reports its schema verdict.
 func findingsQuery(selection string) string {
-	return fmt.Sprintf(`pkg := data.karpgate.engine.dispatch.%s[input.enforcementPoint][input.object.kind][_]; v := data.karpgate.rules[pkg].violation[_]`, selection)
+	return fmt.Sprintf(`byKind := data.karpgate.engine.dispatch.%s[input.enforcementPoint]; pkg := object.get(byKind, input.object.kind, byKind[%q])[_]; v := data.karpgate.rules[pkg].violation[_]`, selection, dispatchAnyKind)
 }
+
+// dispatchAnyKind keys the rules that apply to every kind ("*" in
+// custom.kinds) in the dispatch table.
+const dispatchAnyKind = "*"
 
 // selections says which rules each selection holds; a rule is selected at
 // a point for a kind only if it is also enabled, applies to the kind, runs
@@ -151,15 +158,15 @@ func newStore(set *policySet, cfg *config.Config, groups []*memo.Group, judged r
 		byPoint := map[string]any{}
 		for _, point := range config.EnforcementPoints {
 			byKind := map[string]any{}
-			for _, k := range karpenter.Kinds {
+			for _, kind := range dispatchKinds() {
 				keys := []any{}
 				for _, r := range set.catalog {
-					if inSelection(r) && (!r.Mutates || point == config.Admission) && cfg.Enabled(r.ID) && r.AppliesTo(k.Kind) && r.RunsAt(point) {
+					if inSelection(r) && (!r.Mutates || point == config.Admission) && cfg.Enabled(r.ID) && r.AppliesTo(kind) && r.RunsAt(point) {
 						keys = append(keys, r.key)
 					}
 				}
-				byKind[k.Kind] = keys
-				selected.note(name, point, k.Kind, len(keys))
+				byKind[kind] = keys
+				selected.note(name, point, kind, len(keys))
 			}
 			byPoint[string(point)] = byKind
 		}
@@ -179,6 +186,16 @@ func newStore(set *policySet, cfg *config.Config, groups []*memo.Group, judged r
 		"engine":    map[string]any{"dispatch": dispatch, "rule_ids": ids, "unwaivable": unwaivable(set.catalog, cfg.Waivable)},
 	}
 	return inmem.NewFromObjectWithOpts(data, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true)), selected, nil
+}
+
+// dispatchKinds are the kinds the dispatch table has rules for: the ones
+// karpgate knows, and dispatchAnyKind.
+func dispatchKinds() []string {
+	kinds := []string{dispatchAnyKind}
+	for _, k := range karpenter.Kinds {
+		kinds = append(kinds, k.Kind)
+	}
+	return kinds
 }
 
 // dispatchTable says which selections have rules to run, by selection,
