@@ -10,6 +10,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/types"
 
 	"github.com/karpgate/karpgate/budget"
+	"github.com/karpgate/karpgate/internal/karpenter"
 )
 
 // The budget builtins read a NodePool's spec.disruption.budgets through
@@ -29,11 +30,13 @@ const (
 // FieldPaths are the part of a NodePool the budget package reads, and all
 // the functions read of it: apiVersion (v1beta1 budgets have no reasons),
 // kind and spec.disruption.budgets, keeping whatever stands in the way when
-// spec or disruption is not an object, because the package reports that.
+// spec or disruption is not an object, because the package reports that;
+// and karpgate's hold record (karpgate.io/rollout-guard), because analyze
+// leaves out the budget a valid record vouches for (see guard.Held).
 // The cache keys its entries by them, and a rule that hands the functions
 // input.object reads these fields of it and no more, which the rule groups'
 // memo (policies/memo) relies on.
-var FieldPaths = [][]string{{"apiVersion"}, {"kind"}, {"spec", "disruption", "budgets"}}
+var FieldPaths = [][]string{{"apiVersion"}, {"kind"}, {"spec", "disruption", "budgets"}, {"metadata", "annotations", karpenter.RolloutGuardAnnotation}}
 
 var anyObject = types.NewObject(nil, types.NewDynamicProperty(types.S, types.A))
 
@@ -47,7 +50,7 @@ var functions = []Function{
 	},
 	{
 		Name:        AnalyzeName,
-		Description: "What a NodePool's disruption budgets allow over the two weeks from the Monday before now_ns (UTC): per reason whether it is never allowed, when it is unlimited, and which budgets never open or never fire.",
+		Description: "What a NodePool's disruption budgets allow over the two weeks from the Monday before now_ns (UTC): per reason whether it is never allowed, when it is unlimited, and which budgets never open or never fire. The hold budget of karpgate's rollout guard or freeze is left out when a valid karpgate.io/rollout-guard record vouches for it; held is then its index and heldBy \"guard\" or \"freeze\".",
 		args:        []types.Type{types.A, types.N},
 		result:      anyObject,
 		impl:        budgetAnalyzeBuiltin,
@@ -74,8 +77,11 @@ func problemsToRego(problems []budget.Problem) []any {
 }
 
 // analysisToRego converts a budget.Analysis to the object the rules read.
-func analysisToRego(a budget.Analysis) map[string]any {
+func analysisToRego(a budget.Analysis, held *heldBudget) map[string]any {
 	out := map[string]any{"readable": a.Readable, "blocked": a.Blocked}
+	if held != nil {
+		out["held"], out["heldBy"] = held.index, held.by
+	}
 	if !a.Readable || a.Blocked {
 		return out
 	}

@@ -53,8 +53,11 @@ func NewCacheFor(reasons []budget.Reason) *Cache {
 
 // Entry is one list of budgets, parsed once.
 type Entry struct {
-	pool    map[string]any // FieldPaths as JSON values
-	set     *budget.Set    // nil when the budgets are unreadable
+	pool map[string]any // FieldPaths as JSON values
+	set  *budget.Set    // nil when the budgets are unreadable
+	// held is the hold budget a valid record vouches for, which set leaves
+	// out; nil when there is none.
+	held    *heldBudget
 	windows *budget.SpanWindows
 
 	problems func() (*ast.Term, error)
@@ -136,7 +139,7 @@ func (e *Entry) analysis(now time.Time) (*ast.Term, error) {
 	if ok {
 		return t, nil
 	}
-	t, err := valueTerm(analysisToRego(a))
+	t, err := valueTerm(analysisToRego(a, e.held))
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +242,8 @@ func newEntry(fields ast.Value, windows *budget.SpanWindows, reasons []budget.Re
 	pool, _ := normaliseNumbers(v).(map[string]any)
 	e := &Entry{pool: pool, windows: windows, spans: map[int64]budget.Analysis{}, analyses: map[instantKey]*ast.Term{}}
 	if budgets, err := budget.FromNodePool(pool); err == nil {
-		e.set = budget.CompileSetFor(reasons, budgets)
+		e.held = findHeld(pool)
+		e.set = budget.CompileSetFor(reasons, e.held.leaveOut(budgets))
 	}
 	e.problems = sync.OnceValues(func() (*ast.Term, error) {
 		return valueTerm(problemsToRego(budget.ProblemsFor(reasons, e.pool)))

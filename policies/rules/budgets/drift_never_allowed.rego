@@ -5,7 +5,11 @@
 #   schedule, or windows that never close) holds drift at zero for good:
 #   drifted nodes are never replaced, so new AMIs and changes to the NodePool
 #   or EC2NodeClass never reach running nodes. Expiration still replaces
-#   them, ignoring budgets.
+#   them, ignoring budgets. The hold that karpgate's rollout guard or
+#   `karpgate freeze` adds is not judged while its karpgate.io/rollout-guard
+#   record vouches for it (the record parses, names that very budget and its
+#   index, and it is karpgate's budget {nodes "0", reasons [Drifted]}); a
+#   record that does not parse or names another budget exempts nothing.
 # custom:
 #   id: KG301
 #   severity: warn
