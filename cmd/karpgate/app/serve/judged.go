@@ -30,9 +30,9 @@ func judgedName(engines admission.Engines) func() string {
 // path can forget to update it.
 type judgedInfo struct{ engines admission.Engines }
 
-var judgedInfoDesc = prometheus.NewDesc("karpgate_karpenter_judged_info",
-	"The Karpenter release karpgate judges objects by (always 1): its version, what chose it (karpgate.yaml karpenterVersion, the CRDs in the cluster, or the linked CRDs) and whether karpgate knows that exact release.",
-	[]string{"version", "source", "exact"}, nil)
+const judgedInfoDescHelp = "The Karpenter release karpgate judges objects by (always 1): its version, what chose it (karpgate.yaml karpenterVersion, the CRDs in the cluster, or the linked CRDs) and whether karpgate knows that exact release."
+
+var judgedInfoDesc = prometheus.NewDesc("karpgate_karpenter_judged_info", judgedInfoDescHelp, []string{"version", "source", "exact"}, nil)
 
 func (j judgedInfo) Describe(ch chan<- *prometheus.Desc) { ch <- judgedInfoDesc }
 
