@@ -15,7 +15,9 @@ import (
 )
 
 // swappable stands in for policywatch's watcher: the engine in use changes.
-type swappable struct{ current atomic.Pointer[policies.Engine] }
+type swappable struct {
+	current atomic.Pointer[policies.Engine]
+}
 
 func (s *swappable) Engine() *policies.Engine { return s.current.Load() }
 
