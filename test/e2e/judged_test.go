@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
@@ -39,9 +41,9 @@ const repairReview = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionRevie
     "nodeClassRef":{"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"default"}}}}}}}`
 
 // TestServeJudgesByTheClusterKarpenterCRDs starts serve on a cluster with
-// Karpenter v1.0.8's CRDs, then installs v1.15.1's over them: the
-// webhook's verdict on the Unhealthy budget reason, the judged_info metric
-// and /status follow without a restart of serve.
+// Karpenter v1.0.8's CRDs, then installs v1.15.1's over them, then
+// v1.0.8's again: the webhook's verdict on the Unhealthy budget reason,
+// the judged_info metric and /status follow without a restart of serve.
 func TestServeJudgesByTheClusterKarpenterCRDs(t *testing.T) {
 	env, cluster := testenv.StartKarpgate(t, localcluster.Options{
 		Release:    karpenterstack.V1_0_8,
@@ -96,23 +98,7 @@ func TestServeJudgesByTheClusterKarpenterCRDs(t *testing.T) {
 	wait.For(t, "/status to name v1.0.8", func() bool { return strings.Contains(status(), "Karpenter v1.0.8 (CRDs in cluster ") })
 
 	// Karpenter's CRDs upgraded in place, as its chart does.
-	for _, crd := range testenv.CRDs(t, crdsource.KarpenterV1_15_1) {
-		ctx := context.Background()
-		crd := crd.DeepCopy()
-		if err := env.Client.Create(ctx, crd); apierrors.IsAlreadyExists(err) {
-			current := crd.DeepCopy()
-			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(crd), current); err != nil {
-				t.Fatal(err)
-			}
-			crd.ResourceVersion = current.ResourceVersion
-			err = env.Client.Update(ctx, crd)
-			if err != nil {
-				t.Fatalf("upgrading %s: %v", crd.Name, err)
-			}
-		} else if err != nil {
-			t.Fatalf("installing %s: %v", crd.Name, err)
-		}
-	}
+	installCRDs(t, env, testenv.CRDs(t, crdsource.KarpenterV1_15_1))
 	wait.For(t, "karpgate to judge by v1.15.1", func() bool {
 		return !strings.Contains(denial(), "KG204") && strings.Contains(judged(), `version="v1.15.1"`)
 	})
@@ -120,6 +106,37 @@ func TestServeJudgesByTheClusterKarpenterCRDs(t *testing.T) {
 		t.Errorf("after the upgrade: %q", got)
 	}
 	wait.For(t, "/status to name v1.15.1", func() bool { return strings.Contains(status(), "Karpenter v1.15.1 (CRDs in cluster ") })
+
+	// And downgraded: v1.0.8 has no NodeOverlay.
+	if err := env.Client.Delete(context.Background(), &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "nodeoverlays.karpenter.sh"}}); err != nil {
+		t.Fatal(err)
+	}
+	installCRDs(t, env, testenv.CRDs(t, crdsource.KarpenterV1_0_8))
+	wait.For(t, "karpgate to judge by v1.0.8 again", func() bool {
+		return strings.Contains(denial(), "KG204") && strings.Contains(judged(), `version="v1.0.8"`)
+	})
+}
+
+// installCRDs creates crds, or replaces those that exist, as Karpenter's
+// chart upgrades them.
+func installCRDs(t *testing.T, env *testenv.Env, crds []*apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	ctx := context.Background()
+	for _, crd := range crds {
+		crd := crd.DeepCopy()
+		err := env.Client.Create(ctx, crd)
+		if apierrors.IsAlreadyExists(err) {
+			current := crd.DeepCopy()
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(crd), current); err != nil {
+				t.Fatal(err)
+			}
+			crd.ResourceVersion = current.ResourceVersion
+			err = env.Client.Update(ctx, crd)
+		}
+		if err != nil {
+			t.Fatalf("installing %s: %v", crd.Name, err)
+		}
+	}
 }
 
 // seriesLine is the one line of /metrics that starts with prefix, or "".

@@ -64,7 +64,7 @@ func (w *Watcher) Read(ctx context.Context) {
 		case apierrors.IsNotFound(err):
 			continue
 		case err != nil:
-			w.log.Info("cannot read Karpenter's CRDs; judging by the newest Karpenter release karpgate links until the watch reads them", "crd", name, "error", err.Error())
+			w.log.Info("cannot read Karpenter's CRDs; unless karpgate.yaml's karpenterVersion chooses, objects are judged by the newest Karpenter release karpgate links until the watch reads them", "crd", name, "error", err.Error())
 			return
 		}
 		crds = append(crds, crd.Object)
@@ -151,9 +151,9 @@ func (w *Watcher) set(crds []map[string]any) bool {
 	w.current.Store(next)
 	switch {
 	case errors.Is(err, ErrNoCRDs):
-		w.log.Info("no Karpenter CRDs in the cluster; judging by the newest Karpenter release karpgate links", "crds", CRDNames())
+		w.log.Info("no Karpenter CRDs in the cluster; unless karpgate.yaml's karpenterVersion chooses, objects are judged by the newest Karpenter release karpgate links", "crds", CRDNames())
 	case err != nil:
-		w.log.Info("cannot read the release of Karpenter's CRDs; judging by the newest Karpenter release karpgate links", "error", err.Error())
+		w.log.Info("cannot read the release of Karpenter's CRDs; unless karpgate.yaml's karpenterVersion chooses, objects are judged by the newest Karpenter release karpgate links", "error", err.Error())
 	default:
 		w.log.Info("the cluster's Karpenter CRDs are of "+next.String(), "version", next.Release.Version.String(), "exact", next.Exact, "note", next.Note)
 	}
