@@ -6,6 +6,7 @@ import (
 
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/internal/karpenter/installed"
 )
 
 // ClusterRules are everything karpgate may do cluster-wide: read Karpenter's
@@ -25,9 +26,11 @@ func ClusterRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{karpenter.CoreGroup}, Resources: []string{"nodepools"}, Verbs: []string{"patch", "update"}},
 		{APIGroups: []string{orv1.GroupName}, Resources: []string{"clusterreports"}, Verbs: []string{"get", "list", "watch", "create", "update", "delete"}},
 		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
-		// The NodePool CRD's budget reasons say which Karpenter release the
-		// loop's lanes follow (Unhealthy from v1.15 on).
-		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, ResourceNames: []string{"nodepools.karpenter.sh"}, Verbs: []string{"get"}},
+		// Karpenter's CRDs say which release the webhooks and the loop judge
+		// by (Unhealthy from v1.15 on), watched so that an upgrade of them
+		// changes the verdicts without a restart. Named: list and watch
+		// hold for them alone because the watch selects each by name.
+		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, ResourceNames: installed.CRDNames(), Verbs: read},
 	}, MetricsAuthRules()...)
 }
 

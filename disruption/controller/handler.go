@@ -15,6 +15,9 @@ import (
 type StatusResponse struct {
 	// Leader: this replica runs the loop; metrics and events come from it.
 	Leader bool `json:"leader"`
+	// Karpenter names the Karpenter release the lanes and the webhooks
+	// judge by, and what chose it.
+	Karpenter string `json:"karpenter,omitempty"`
 	status.Report
 }
 
@@ -44,6 +47,9 @@ func (l *Loop) StatusHandler() http.Handler {
 			}
 		}
 		resp := StatusResponse{Leader: l.isLeader(), Report: report}
+		if l.opts.Judged != nil {
+			resp.Karpenter = l.opts.Judged()
+		}
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

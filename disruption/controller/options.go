@@ -33,6 +33,9 @@ type Options struct {
 	// events and /explain. Default, or nil from the function: the newest
 	// release's, budget.Reasons (Unhealthy included).
 	Reasons func() []budget.Reason
+	// Judged names that release for /status ("Karpenter v1.0.8 (CRDs in
+	// cluster ...)"); nil leaves it out.
+	Judged func() string
 }
 
 // GuardOptions configure the rollout guard.

@@ -5,5 +5,8 @@
 // it in atomically, so requests in flight finish on the engine they
 // started with and none is dropped. A new configuration or policy that
 // does not compile is logged and counted (karpgate_config_reload_total
-// {result="failure"}), and the last good engine stays.
+// {result="failure"}), and the last good engine stays. Every engine judges
+// by the Karpenter release Judged picks (karpgate.yaml's karpenterVersion,
+// else the cluster's CRDs, Options.Cluster); Rejudge recompiles when the
+// cluster's CRDs change what that release is.
 package policywatch

@@ -61,6 +61,7 @@ func (w *Watcher) startDegraded(ctx context.Context, why error) (*policies.Engin
 	if err != nil {
 		return nil, errors.Join(why, fmt.Errorf("and the last good policy does not compile either: %w", err))
 	}
+	w.active, w.activeSum = restored, files.Sum()
 	w.degraded.Store(true)
 	degraded.Set(1)
 	lastFailed.Set(1)

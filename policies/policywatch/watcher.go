@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/internal/karpenter/release"
 	"github.com/karpgate/karpgate/policies"
 )
 
@@ -55,6 +56,11 @@ type Options struct {
 	// OnRecovered when the watched files compile again.
 	OnDegraded  func(refused error, saved time.Time)
 	OnRecovered func()
+	// Cluster, when set, is the Karpenter release the cluster's installed
+	// CRDs belong to, as last read; nil from it means they are absent or
+	// unreadable. karpgate.yaml's karpenterVersion wins over it (see
+	// Judged). When it changes, Rejudge recompiles.
+	Cluster func() *release.Judged
 }
 
 // Watcher holds the current engine and replaces it when the files change.
@@ -70,6 +76,11 @@ type Watcher struct {
 	// degraded: the engine in use is the last good one, restored, because
 	// the watched files did not compile at start.
 	degraded atomic.Bool
+	// active are the options the engine in use was compiled from (the
+	// restored last good files when degraded), and activeSum their
+	// fingerprint: Rejudge compiles them again.
+	active    Options
+	activeSum [sha256.Size]byte
 }
 
 // New compiles the first engine. A broken file stops the server here, with
@@ -84,6 +95,7 @@ func New(ctx context.Context, opts Options) (*Watcher, error) {
 		return nil, err
 	}
 	sum := files.Sum()
+	w.active, w.activeSum = opts, sum
 	engine, err := w.checkAndCompile(ctx, opts, sum)
 	if err != nil && opts.LastGood != nil {
 		engine, err = w.startDegraded(ctx, err)
@@ -92,7 +104,7 @@ func New(ctx context.Context, opts Options) (*Watcher, error) {
 		return nil, err
 	}
 	w.seen = sum
-	w.current.Store(engine)
+	w.store(engine)
 	lastSuccess.SetToCurrentTime()
 	if !w.degraded.Load() {
 		w.keep(ctx, files)
@@ -169,7 +181,8 @@ func (w *Watcher) Reload(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, w.reject(err)
 	}
-	w.current.Store(engine)
+	w.active, w.activeSum = w.opts, sum
+	w.store(engine)
 	reloads.WithLabelValues("success").Inc()
 	lastSuccess.SetToCurrentTime()
 	lastFailed.Set(0)
@@ -223,13 +236,25 @@ func Compile(ctx context.Context, opts Options, skipCostCheck bool) (*policies.E
 	if err != nil {
 		return nil, err
 	}
+	judged, err := Judged(cfg, clusterOf(opts))
+	if err != nil {
+		return nil, err
+	}
 	return policies.New(ctx, policies.Options{
+		Karpenter:     &judged,
 		Config:        cfg.WithEnvironment(opts.Environment),
 		PolicyDirs:    opts.PolicyDirs,
 		DataDirs:      opts.DataDirs,
 		Now:           opts.Now,
 		SkipCostCheck: skipCostCheck,
 	})
+}
+
+func clusterOf(opts Options) *release.Judged {
+	if opts.Cluster == nil {
+		return nil
+	}
+	return opts.Cluster()
 }
 
 func loadConfig(opts Options) (*config.Config, error) {

@@ -240,8 +240,10 @@ func contractGrants(namespace string) []rbacGrant {
 	add("cluster", "authorization.k8s.io", "subjectaccessreviews", "", "create")
 	add("cluster", "", "events", "", "create", "patch")
 	add("cluster", "events.k8s.io", "events", "", "create", "patch")
-	// The NodePool CRD's budget reasons: which release the loop follows.
-	add("cluster", "apiextensions.k8s.io", "customresourcedefinitions", "nodepools.karpenter.sh", "get")
+	// Karpenter's CRDs, watched: which release the webhooks and the loop judge by.
+	for _, crd := range []string{"ec2nodeclasses.karpenter.k8s.aws", "nodeclaims.karpenter.sh", "nodeoverlays.karpenter.sh", "nodepools.karpenter.sh"} {
+		add("cluster", "apiextensions.k8s.io", "customresourcedefinitions", crd, "get", "list", "watch")
+	}
 	add(namespace, "coordination.k8s.io", "leases", "", "create")
 	add(namespace, "coordination.k8s.io", "leases", deploy.LeaderElectionID, "get", "update")
 	// The last good policy, kept so a restart serves it (see policies/lastgood).

@@ -88,6 +88,9 @@ func checkServiceAccountAccess(t *testing.T, env *testenv.Env, namespace string)
 		// Who calls /metrics and /status, and may they.
 		{[]string{"create", "tokenreviews.authentication.k8s.io"}, true},
 		{[]string{"create", "subjectaccessreviews.authorization.k8s.io"}, true},
+		// Karpenter's CRDs, each by name, and no other CRD.
+		{[]string{"watch", "customresourcedefinitions.apiextensions.k8s.io/nodepools.karpenter.sh"}, true},
+		{[]string{"list", "customresourcedefinitions.apiextensions.k8s.io"}, false},
 		{[]string{"get", "/metrics"}, false}, // reading them is the scraper's role, not karpgate's
 		{[]string{"delete", "nodepools.karpenter.sh"}, false},
 		{[]string{"create", "nodepools.karpenter.sh"}, false},

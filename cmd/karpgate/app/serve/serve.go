@@ -20,6 +20,7 @@ import (
 	auditcontroller "github.com/karpgate/karpgate/audit/controller"
 	"github.com/karpgate/karpgate/disruption/controller"
 	"github.com/karpgate/karpgate/internal/deploy"
+	"github.com/karpgate/karpgate/internal/karpenter/installed"
 	"github.com/karpgate/karpgate/policies/policywatch"
 	"github.com/karpgate/karpgate/webhook"
 	"github.com/karpgate/karpgate/webhook/admission"
@@ -52,10 +53,20 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	memory.apply()
+	loop := newLoopEndpoints()
 
+	// The release of the cluster's Karpenter CRDs, read before the first
+	// engine compiles and watched after: the engine judges by it unless
+	// karpgate.yaml's karpenterVersion chooses (policywatch.Judged).
+	karpenterCRDs, err := installed.New(opts.RestConfig, log.WithName("karpenter-crds"))
+	if err != nil {
+		return err
+	}
+	karpenterCRDs.Read(ctx)
 	watch := policywatch.Options{
 		ConfigPath: opts.ConfigPath, PolicyDirs: opts.PolicyDirs, DataDirs: opts.DataDirs,
 		Environment: opts.Environment, Interval: opts.ReloadInterval, Log: log.WithName("policies"),
+		Cluster: karpenterCRDs.Judged,
 	}
 	if opts.PolicyCheck != nil {
 		if watch.Check, err = opts.PolicyCheck(opts.PolicyCheckMemory); err != nil {
@@ -71,9 +82,12 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("loading the policies: %w", err)
 	}
+	karpenterCRDs.OnChange = func(ctx context.Context) { _, _ = engines.Rejudge(ctx) } // logged and counted inside
+	if err := loop.metrics.Register(judgedInfo{engines}); err != nil {
+		return err
+	}
 
 	drain := &drainer{}
-	loop := newLoopEndpoints()
 	webhookConfig := webhookClientConfig(opts.RestConfig)
 	mgr, err := manager.New(webhookConfig, webhookManagerOptions(opts))
 	if err != nil {
@@ -102,7 +116,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	for _, r := range []manager.Runnable{srv, engines, nodePools} {
+	for _, r := range []manager.Runnable{srv, engines, nodePools, karpenterCRDs} {
 		if err := mgr.Add(r); err != nil {
 			return err
 		}
@@ -130,7 +144,8 @@ func Run(ctx context.Context, opts Options) error {
 			l, err := controller.Setup(m, controller.Options{Guard: opts.Guard,
 				// karpgate.yaml's timezone, as last reloaded: display only.
 				Location:   func() *time.Location { return engines.Engine().Config().Location() },
-				Reasons:    loopReasons(ctx, m.GetAPIReader(), engines, log.WithName("loop")),
+				Reasons:    loopReasons(engines),
+				Judged:     judgedName(engines),
 				Registerer: loop.metrics})
 			if err != nil {
 				return nil, fmt.Errorf("the disruption loop (--controller=false turns it off): %w", err)

@@ -1,0 +1,161 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
+	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
+	"github.com/karpgate/karpgate/internal/deploy"
+	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
+	"github.com/karpgate/karpgate/internal/devcluster/karpenterstack"
+	"github.com/karpgate/karpgate/test/testenv"
+	"github.com/karpgate/karpgate/test/wait"
+)
+
+// repairReview asks /validate about a v1 NodePool whose budget paces
+// Unhealthy, a reason from Karpenter v1.15 on. It goes to the webhook
+// directly: through the API server, v1.0.8's own schema refuses the
+// reason before karpgate is asked.
+const repairReview = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{
+ "uid":"judged-1","operation":"CREATE","name":"repair",
+ "kind":{"group":"karpenter.sh","version":"v1","kind":"NodePool"},
+ "resource":{"group":"karpenter.sh","version":"v1","resource":"nodepools"},
+ "userInfo":{"username":"e2e"},
+ "object":{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"repair"},
+  "spec":{"disruption":{"consolidateAfter":"0s","budgets":[{"nodes":"10%","reasons":["Unhealthy"]}]},
+   "template":{"spec":{"expireAfter":"720h","requirements":[],
+    "nodeClassRef":{"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"default"}}}}}}}`
+
+// TestServeJudgesByTheClusterKarpenterCRDs starts serve on a cluster with
+// Karpenter v1.0.8's CRDs, then installs v1.15.1's over them, then
+// v1.0.8's again: the webhook's verdict on the Unhealthy budget reason,
+// the judged_info metric and /status follow without a restart of serve.
+func TestServeJudgesByTheClusterKarpenterCRDs(t *testing.T) {
+	env, cluster := testenv.StartKarpgate(t, localcluster.Options{
+		Release:    karpenterstack.V1_0_8,
+		Controller: true,
+		Serve:      func(o *serve.Options) { o.ReloadInterval = 100 * time.Millisecond },
+	})
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(cluster.CAPEM)
+	webhook := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	denial := func() string {
+		resp, err := webhook.Post(cluster.WebhookURL+deploy.ValidatePath, "application/json", strings.NewReader(repairReview))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var review struct {
+			Response struct {
+				Status struct {
+					Message string `json:"message"`
+				} `json:"status"`
+			} `json:"response"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&review); err != nil {
+			t.Fatal(err)
+		}
+		return review.Response.Status.Message
+	}
+	judged := func() string { return seriesLine(t, cluster.MetricsURL, "karpgate_karpenter_judged_info{") }
+	source := `source="CRDs in cluster ` + env.Config.Host + `"`
+	status := func() string {
+		resp, err := http.Get(cluster.MetricsURL + deploy.StatusPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var s struct {
+			Karpenter string `json:"karpenter"`
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if err := json.Unmarshal(body, &s); err != nil {
+			return "HTTP " + resp.Status + ": " + string(body)
+		}
+		return s.Karpenter
+	}
+
+	if got := denial(); !strings.Contains(got, `KG204 spec.disruption.budgets[0].reasons[0]: "Unhealthy" is not a disruption reason of Karpenter v1.0.8`) {
+		t.Fatalf("on v1.0.8's CRDs, /validate said %q; want KG204's denial naming v1.0.8", got)
+	}
+	if got := judged(); !strings.Contains(got, `version="v1.0.8"`) || !strings.Contains(got, source) || !strings.Contains(got, `exact="true"`) || !strings.HasSuffix(got, " 1") {
+		t.Fatalf("on v1.0.8's CRDs: %q", got)
+	}
+	wait.For(t, "/status to name v1.0.8", func() bool { return strings.Contains(status(), "Karpenter v1.0.8 (CRDs in cluster ") })
+
+	// Karpenter's CRDs upgraded in place, as its chart does.
+	installCRDs(t, env, testenv.CRDs(t, crdsource.KarpenterV1_15_1))
+	wait.For(t, "karpgate to judge by v1.15.1", func() bool {
+		return !strings.Contains(denial(), "KG204") && strings.Contains(judged(), `version="v1.15.1"`)
+	})
+	if got := judged(); !strings.Contains(got, source) {
+		t.Errorf("after the upgrade: %q", got)
+	}
+	wait.For(t, "/status to name v1.15.1", func() bool { return strings.Contains(status(), "Karpenter v1.15.1 (CRDs in cluster ") })
+
+	// And downgraded: v1.0.8 has no NodeOverlay.
+	if err := env.Client.Delete(context.Background(), &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "nodeoverlays.karpenter.sh"}}); err != nil {
+		t.Fatal(err)
+	}
+	installCRDs(t, env, testenv.CRDs(t, crdsource.KarpenterV1_0_8))
+	wait.For(t, "karpgate to judge by v1.0.8 again", func() bool {
+		return strings.Contains(denial(), "KG204") && strings.Contains(judged(), `version="v1.0.8"`)
+	})
+}
+
+// installCRDs creates crds, or replaces those that exist, as Karpenter's
+// chart upgrades them.
+func installCRDs(t *testing.T, env *testenv.Env, crds []*apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	ctx := context.Background()
+	for _, crd := range crds {
+		crd := crd.DeepCopy()
+		err := env.Client.Create(ctx, crd)
+		if apierrors.IsAlreadyExists(err) {
+			current := crd.DeepCopy()
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(crd), current); err != nil {
+				t.Fatal(err)
+			}
+			crd.ResourceVersion = current.ResourceVersion
+			err = env.Client.Update(ctx, crd)
+		}
+		if err != nil {
+			t.Fatalf("installing %s: %v", crd.Name, err)
+		}
+	}
+}
+
+// seriesLine is the one line of /metrics that starts with prefix, or "".
+func seriesLine(t *testing.T, metricsURL, prefix string) string {
+	t.Helper()
+	resp, err := http.Get(metricsURL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var found []string
+	for _, line := range bytes.Split(body, []byte("\n")) {
+		if bytes.HasPrefix(line, []byte(prefix)) {
+			found = append(found, string(line))
+		}
+	}
+	if len(found) > 1 {
+		t.Fatalf("more than one series %s...: %q", prefix, found)
+	}
+	return strings.Join(found, "")
+}
