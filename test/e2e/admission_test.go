@@ -204,21 +204,30 @@ func TestAdmissionWebhooks(t *testing.T) {
 	})
 }
 
-// metricValue reads one series from a /metrics page; 0 when absent.
-func metricValue(t *testing.T, metricsURL, series string) float64 {
+// metricsPage is karpgate's /metrics page. A /metrics that fails to
+// gather answers 500 with the reason; read as "no such series" it turned
+// into a wait that timed out minutes later, so it fails the test.
+func metricsPage(t *testing.T, metricsURL string) []byte {
 	t.Helper()
 	resp, err := http.Get(metricsURL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	// A /metrics that fails to gather answers 500 with the reason; read as
-	// "no such series" it turned into a wait that timed out minutes later.
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s/metrics: %v", metricsURL, err)
+	}
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s/metrics: %s\n%s", metricsURL, resp.Status, body)
 	}
-	for _, line := range strings.Split(string(body), "\n") {
+	return body
+}
+
+// metricValue reads one series from a /metrics page; 0 when absent.
+func metricValue(t *testing.T, metricsURL, series string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(string(metricsPage(t, metricsURL)), "\n") {
 		if value, ok := strings.CutPrefix(line, series+" "); ok {
 			var v float64
 			if err := json.Unmarshal([]byte(value), &v); err != nil {

@@ -142,14 +142,8 @@ func installCRDs(t *testing.T, env *testenv.Env, crds []*apiextensionsv1.CustomR
 // seriesLine is the one line of /metrics that starts with prefix, or "".
 func seriesLine(t *testing.T, metricsURL, prefix string) string {
 	t.Helper()
-	resp, err := http.Get(metricsURL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
 	var found []string
-	for _, line := range bytes.Split(body, []byte("\n")) {
+	for _, line := range bytes.Split(metricsPage(t, metricsURL), []byte("\n")) {
 		if bytes.HasPrefix(line, []byte(prefix)) {
 			found = append(found, string(line))
 		}
