@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/disruption/guard"
 	"github.com/karpgate/karpgate/disruption/state"
 )
@@ -29,7 +30,7 @@ func (r *reconciler) freezeClusterIfTripped(ctx context.Context, just string, no
 	}
 	held := map[string]bool{just: true}
 	for _, np := range pools.Items {
-		if m, err := guard.ReadMarker(np.Annotations); err == nil && m != nil && !m.Frozen() && m.Present(np.Spec.Disruption.Budgets) {
+		if m, err := holdrecord.ReadMarker(np.Annotations); err == nil && m != nil && !m.Frozen() && m.Present(np.Spec.Disruption.Budgets) {
 			held[np.Name] = true
 		}
 	}

@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/karpgate/karpgate/budget"
+	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/disruption/drift"
-	"github.com/karpgate/karpgate/disruption/guard"
 	"github.com/karpgate/karpgate/disruption/status"
 )
 
@@ -50,11 +50,11 @@ func driftedN(n int) change {
 }
 
 func held(p *status.NodePool) {
-	p.Guard = status.Guard{Held: true, Marker: &guard.Marker{Index: 2, Reason: "stuck"}}
+	p.Guard = status.Guard{Held: true, Marker: &holdrecord.Marker{Index: 2, Reason: "stuck"}}
 }
 
 func frozen(p *status.NodePool) {
-	p.Guard = status.Guard{Held: true, Frozen: true, Marker: &guard.Marker{Index: 1, Reason: "bad AMI", By: guard.ByFreeze}}
+	p.Guard = status.Guard{Held: true, Frozen: true, Marker: &holdrecord.Marker{Index: 1, Reason: "bad AMI", By: holdrecord.ByFreeze}}
 }
 
 func TestDiffSaysOnlyWhatChanged(t *testing.T) {

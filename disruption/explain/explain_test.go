@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/karpgate/karpgate/budget"
-	"github.com/karpgate/karpgate/disruption/guard"
+	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/disruption/state"
 	"github.com/karpgate/karpgate/internal/karpenter"
 	goldenfile "github.com/karpgate/karpgate/test/golden"
@@ -247,14 +247,14 @@ func TestExplainSaysWhenTheBudgetNextAllowsOne(t *testing.T) {
 }
 
 func TestExplainRecognisesKarpgatesOwnHolds(t *testing.T) {
-	for _, by := range []string{"", guard.ByFreeze} {
+	for _, by := range []string{"", holdrecord.ByFreeze} {
 		w := newWorld(t, driftFrozenOne).drifted("AMIDrift", monday10)
-		record, _ := json.Marshal(guard.Marker{Budget: guard.HoldBudget(), Index: 1, Since: monday10.Add(-time.Hour), Reason: "bad AMI", By: by})
+		record, _ := json.Marshal(holdrecord.Marker{Budget: holdrecord.Budget(), Index: 1, Since: monday10.Add(-time.Hour), Reason: "bad AMI", By: by})
 		w.pool.Annotations = map[string]string{karpenter.RolloutGuardAnnotation: string(record)}
 		d := Explain(w.input(), monday10).Reasons[2]
 		want, resume := "rollout-guard", "it is karpgate's rollout guard hold: `karpgate resume business` lifts it"
-		if by == guard.ByFreeze {
-			want, resume = guard.ByFreeze, "it is karpgate's freeze: `karpgate resume business` (or --all) lifts it"
+		if by == holdrecord.ByFreeze {
+			want, resume = holdrecord.ByFreeze, "it is karpgate's freeze: `karpgate resume business` (or --all) lifts it"
 		}
 		if d.Budget.Hold != want || len(d.Stops) != 1 || !strings.Contains(d.Stops[0].Message, resume) {
 			t.Errorf("by %q: hold %q, stops %+v", by, d.Budget.Hold, d.Stops)

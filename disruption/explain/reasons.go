@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/karpgate/karpgate/budget"
+	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/disruption/eviction"
-	"github.com/karpgate/karpgate/disruption/guard"
 	"github.com/karpgate/karpgate/disruption/state"
 	"github.com/karpgate/karpgate/disruption/status"
 	"github.com/karpgate/karpgate/internal/karpenter"
@@ -189,7 +189,7 @@ func budgetOf(r budget.Reason, in Input, st status.NodePool, now time.Time) Budg
 	if m := st.Guard.Marker; st.Guard.Held && slices.Contains(b.Allowed.Binding, m.Index) {
 		b.Hold = "rollout-guard"
 		if m.Frozen() {
-			b.Hold = guard.ByFreeze
+			b.Hold = holdrecord.ByFreeze
 		}
 	}
 	return b
@@ -227,7 +227,7 @@ func budgetStop(r budget.Reason, b Budget, e *Explanation) Stop {
 		msg = fmt.Sprintf("%s allows no %s disruption now", b.Why, r)
 	}
 	switch b.Hold {
-	case guard.ByFreeze:
+	case holdrecord.ByFreeze:
 		msg += fmt.Sprintf("; it is karpgate's freeze: `karpgate resume %s` (or --all) lifts it", e.NodePool)
 	case "rollout-guard":
 		msg += fmt.Sprintf("; it is karpgate's rollout guard hold: `karpgate resume %s` lifts it", e.NodePool)

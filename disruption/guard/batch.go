@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/disruption/state"
 )
 
@@ -28,12 +29,12 @@ type Selection struct {
 type Result struct {
 	NodePool string
 	// Frozen is the freeze just added.
-	Frozen *Marker
+	Frozen *holdrecord.Marker
 	// Held is karpgate's hold that was already there; a freeze leaves it.
-	Held *Marker
+	Held *holdrecord.Marker
 	// Outcome and Lifted say what a resume did.
 	Outcome Outcome
-	Lifted  *Marker
+	Lifted  *holdrecord.Marker
 	Err     error
 }
 

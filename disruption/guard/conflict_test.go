@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/disruption/state"
 )
 
@@ -51,7 +52,7 @@ func TestTwoLeadersHoldOnce(t *testing.T) {
 	if got, want := budgetsJSON(t, live), `[{"nodes":"10%"},`+userZeroDrift+`]`; got != want {
 		t.Errorf("budgets = %s, want one hold after the user's budget: %s", got, want)
 	}
-	if marker, err := ReadMarker(live.GetAnnotations()); err != nil || marker == nil || marker.Reason != "leader B saw it first" {
+	if marker, err := holdrecord.ReadMarker(live.GetAnnotations()); err != nil || marker == nil || marker.Reason != "leader B saw it first" {
 		t.Errorf("the record is not leader B's: %+v (%v)", marker, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/disruption/state"
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
@@ -27,7 +28,7 @@ func Detect(pool state.Pool, rolloutSince, now time.Time, timeout time.Duration)
 	if rolloutSince.IsZero() {
 		return nil, time.Time{}
 	}
-	resumed, wasResumed := ResumedAt(pool.NodePool.Annotations)
+	resumed, wasResumed := holdrecord.ResumedAt(pool.NodePool.Annotations)
 	nodes := state.NodesByProviderID(pool.Nodes)
 	for _, nc := range pool.NodeClaims {
 		launched := nc.CreationTimestamp.Time

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/disruption/state"
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
@@ -54,7 +55,7 @@ func TestHoldAppendsItsBudgetAndRecordsIt(t *testing.T) {
 	if got, want := budgetsJSON(t, np), `[`+userZeroDrift+`,{"nodes":"10%"},`+userZeroDrift+`]`; got != want {
 		t.Errorf("budgets = %s, want %s", got, want)
 	}
-	read, err := ReadMarker(np.GetAnnotations())
+	read, err := holdrecord.ReadMarker(np.GetAnnotations())
 	if err != nil || read == nil || read.Index != 2 || !read.Since.Equal(t0) || read.Reason != "stuck" || !reflect.DeepEqual(read, m) {
 		t.Errorf("marker = %+v (%v), returned %+v", read, err, m)
 	}
@@ -68,7 +69,7 @@ func TestHoldAppendsItsBudgetAndRecordsIt(t *testing.T) {
 
 func TestLiftRemovesOnlyKarpgatesBudget(t *testing.T) {
 	held := func(budgets string, index int) *unstructured.Unstructured {
-		m := Marker{Budget: HoldBudget(), Index: index, Since: t0, Reason: "stuck"}
+		m := holdrecord.Marker{Budget: holdrecord.Budget(), Index: index, Since: t0, Reason: "stuck"}
 		record, _ := json.Marshal(m)
 		return nodePool(t, budgets, map[string]string{karpenter.RolloutGuardAnnotation: string(record), "other": "kept"})
 	}
@@ -118,7 +119,7 @@ func TestLiftRemovesOnlyKarpgatesBudget(t *testing.T) {
 				if _, ok := annotations[karpenter.RolloutGuardAnnotation]; ok {
 					t.Errorf("the guard's record is still there")
 				}
-				if at, ok := ResumedAt(annotations); !ok || !at.Equal(t0.Add(time.Hour)) || annotations["other"] != "kept" {
+				if at, ok := holdrecord.ResumedAt(annotations); !ok || !at.Equal(t0.Add(time.Hour)) || annotations["other"] != "kept" {
 					t.Errorf("annotations = %v", annotations)
 				}
 			}
@@ -128,8 +129,8 @@ func TestLiftRemovesOnlyKarpgatesBudget(t *testing.T) {
 
 func TestReadMarkerRejectsForeignRecords(t *testing.T) {
 	for _, raw := range []string{"yes", `{}`, `{"budget":null}`, `[1]`} {
-		if m, err := ReadMarker(map[string]string{karpenter.RolloutGuardAnnotation: raw}); err == nil {
-			t.Errorf("ReadMarker(%q) = %+v, want an error", raw, m)
+		if m, err := holdrecord.ReadMarker(map[string]string{karpenter.RolloutGuardAnnotation: raw}); err == nil {
+			t.Errorf("holdrecord.ReadMarker(%q) = %+v, want an error", raw, m)
 		}
 	}
 }
@@ -226,7 +227,7 @@ func TestFreezeIsTheSameBudgetMarkedAsAFreeze(t *testing.T) {
 	if got, want := budgetsJSON(t, np), `[{"nodes":"10%"},`+userZeroDrift+`]`; got != want {
 		t.Errorf("budgets = %s, want %s", got, want)
 	}
-	read, err := ReadMarker(np.GetAnnotations())
+	read, err := holdrecord.ReadMarker(np.GetAnnotations())
 	if err != nil || !read.Frozen() || read.Holder() != "a freeze" || !reflect.DeepEqual(read, m) {
 		t.Errorf("marker = %+v (%v)", read, err)
 	}
@@ -247,7 +248,7 @@ func TestFreezeIsTheSameBudgetMarkedAsAFreeze(t *testing.T) {
 func TestRecordsWrittenBeforeFreezesAreGuardHolds(t *testing.T) {
 	const older = `{"budget":{"nodes":"0","reasons":["Drifted"]},"index":1,"since":"2026-01-04T10:00:00Z","reason":"1 NodeClaim(s) launched during the drift rollout have no Ready Node after 15m0s: a-1"}`
 	np := nodePool(t, `[{"nodes":"10%"},`+userZeroDrift+`]`, map[string]string{karpenter.RolloutGuardAnnotation: older})
-	m, err := ReadMarker(np.GetAnnotations())
+	m, err := holdrecord.ReadMarker(np.GetAnnotations())
 	if err != nil || m == nil || m.Frozen() || m.Holder() != "the rollout guard" || m.Index != 1 {
 		t.Fatalf("older record = %+v (%v)", m, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
 
@@ -33,21 +34,21 @@ var budgetsPath = []string{"spec", "disruption", "budgets"}
 // Hold appends the guard's budget to the NodePool and records it. It fails,
 // changing nothing, when karpgate already holds the NodePool or the budgets
 // cannot be read.
-func Hold(np *unstructured.Unstructured, now time.Time, reason string) (*Marker, error) {
+func Hold(np *unstructured.Unstructured, now time.Time, reason string) (*holdrecord.Marker, error) {
 	return hold(np, now, reason, "")
 }
 
 // Freeze is Hold for `karpgate freeze`: the same budget and record, marked
 // as a freeze so that only a person lifts it.
-func Freeze(np *unstructured.Unstructured, now time.Time, reason string) (*Marker, error) {
-	return hold(np, now, reason, ByFreeze)
+func Freeze(np *unstructured.Unstructured, now time.Time, reason string) (*holdrecord.Marker, error) {
+	return hold(np, now, reason, holdrecord.ByFreeze)
 }
 
 // ErrHeld is returned when karpgate already holds the NodePool.
 var ErrHeld = errors.New("karpgate already holds it")
 
-func hold(np *unstructured.Unstructured, now time.Time, reason, by string) (*Marker, error) {
-	if m, err := ReadMarker(np.GetAnnotations()); err != nil || m != nil {
+func hold(np *unstructured.Unstructured, now time.Time, reason, by string) (*holdrecord.Marker, error) {
+	if m, err := holdrecord.ReadMarker(np.GetAnnotations()); err != nil || m != nil {
 		if err != nil {
 			return nil, fmt.Errorf("NodePool %s: %w", np.GetName(), err)
 		}
@@ -62,12 +63,12 @@ func hold(np *unstructured.Unstructured, now time.Time, reason, by string) (*Mar
 		// would silently drop the implicit 10% default.
 		return nil, fmt.Errorf("NodePool %s: spec.disruption.budgets is missing, so the NodePool is not a defaulted v1 object; karpgate adds no budget to it", np.GetName())
 	}
-	m := &Marker{Budget: HoldBudget(), Index: len(budgets), Since: now.UTC().Truncate(time.Second), Reason: reason, By: by}
+	m := &holdrecord.Marker{Budget: holdrecord.Budget(), Index: len(budgets), Since: now.UTC().Truncate(time.Second), Reason: reason, By: by}
 	record, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
 	}
-	if err := unstructured.SetNestedSlice(np.Object, append(budgets, HoldBudget()), budgetsPath...); err != nil {
+	if err := unstructured.SetNestedSlice(np.Object, append(budgets, holdrecord.Budget()), budgetsPath...); err != nil {
 		return nil, err
 	}
 	setAnnotation(np, karpenter.RolloutGuardAnnotation, string(record))
@@ -76,8 +77,8 @@ func hold(np *unstructured.Unstructured, now time.Time, reason, by string) (*Mar
 
 // Lift removes the guard's budget and record from the NodePool and notes when
 // the hold ended. See the package documentation for when it refuses.
-func Lift(np *unstructured.Unstructured, now time.Time) (Outcome, *Marker, error) {
-	m, err := ReadMarker(np.GetAnnotations())
+func Lift(np *unstructured.Unstructured, now time.Time) (Outcome, *holdrecord.Marker, error) {
+	m, err := holdrecord.ReadMarker(np.GetAnnotations())
 	if err != nil {
 		return "", nil, fmt.Errorf("NodePool %s: %w", np.GetName(), err)
 	}
@@ -109,7 +110,7 @@ func Lift(np *unstructured.Unstructured, now time.Time) (Outcome, *Marker, error
 
 func indexOf(budgets []any, b map[string]any) int {
 	for i, candidate := range budgets {
-		if sameBudget(candidate, b) {
+		if holdrecord.SameBudget(candidate, b) {
 			return i
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
 
@@ -17,7 +18,7 @@ type Kept struct {
 	Budgets []any
 	Record  string
 	// Marker is the hold as kept, its Index where the budget now is.
-	Marker *Marker
+	Marker *holdrecord.Marker
 	// Restored: the write dropped or changed the budget, and Budgets puts
 	// it back (otherwise only the record is restored).
 	Restored bool
@@ -34,7 +35,7 @@ type Kept struct {
 // when the write keeps the hold already or there is none to keep.
 func Keep(object, oldObject map[string]any) (*Kept, error) {
 	before := annotations(oldObject)
-	m, err := ReadMarker(before)
+	m, err := holdrecord.ReadMarker(before)
 	if err != nil || m == nil {
 		return nil, nil //nolint:nilerr // an unreadable record is people's to fix; karpgate keeps only what it can read
 	}
@@ -52,7 +53,7 @@ func Keep(object, oldObject map[string]any) (*Kept, error) {
 	restored := false
 	if !m.Present(budgets) {
 		kept.Index, restored = len(budgets), true
-		budgets = append(budgets, HoldBudget())
+		budgets = append(budgets, holdrecord.Budget())
 	}
 	record, err := json.Marshal(&kept)
 	if err != nil {
@@ -66,7 +67,7 @@ func Keep(object, oldObject map[string]any) (*Kept, error) {
 
 // resumes reports whether a write ends the hold m: it sets the resumed
 // annotation to a new instant at or after the hold began.
-func resumes(before, after map[string]string, m *Marker) bool {
+func resumes(before, after map[string]string, m *holdrecord.Marker) bool {
 	value := after[karpenter.RolloutGuardResumedAnnotation]
 	if value == before[karpenter.RolloutGuardResumedAnnotation] {
 		return false

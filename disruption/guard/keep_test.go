@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
 
@@ -64,7 +65,7 @@ func TestKeepHoldsAcrossWritesUntilResumed(t *testing.T) {
 			if string(got) != tt.wantBudgets || k.Marker.Index != tt.wantIndex || k.Restored != tt.restored {
 				t.Errorf("budgets %s index %d restored %v, want %s %d %v", got, k.Marker.Index, k.Restored, tt.wantBudgets, tt.wantIndex, tt.restored)
 			}
-			m, err := ReadMarker(map[string]string{guardKey: k.Record})
+			m, err := holdrecord.ReadMarker(map[string]string{guardKey: k.Record})
 			if err != nil || !m.Frozen() || m.Reason != "incident 42" || m.Index != tt.wantIndex {
 				t.Errorf("record %s: %+v %v", k.Record, m, err)
 			}

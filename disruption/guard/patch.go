@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/disruption/state"
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
@@ -16,16 +17,16 @@ import (
 // Engage holds the NodePool's drift rollout, reading the NodePool live from
 // c (never from a cache: the patch must start from the newest version).
 // It returns the marker, or nil when karpgate already held the NodePool.
-func Engage(ctx context.Context, c client.Client, name string, now time.Time, reason string) (*Marker, error) {
-	added, _, err := apply(ctx, c, name, func(np *unstructured.Unstructured) (*Marker, error) { return Hold(np, now, reason) })
+func Engage(ctx context.Context, c client.Client, name string, now time.Time, reason string) (*holdrecord.Marker, error) {
+	added, _, err := apply(ctx, c, name, func(np *unstructured.Unstructured) (*holdrecord.Marker, error) { return Hold(np, now, reason) })
 	return added, err
 }
 
 // FreezeNodePool adds a freeze to the NodePool, live as Engage does. It
 // returns the new marker, or the one already there (and nil) when karpgate
 // already held the NodePool.
-func FreezeNodePool(ctx context.Context, c client.Client, name string, now time.Time, reason string) (added, existing *Marker, err error) {
-	return apply(ctx, c, name, func(np *unstructured.Unstructured) (*Marker, error) { return Freeze(np, now, reason) })
+func FreezeNodePool(ctx context.Context, c client.Client, name string, now time.Time, reason string) (added, existing *holdrecord.Marker, err error) {
+	return apply(ctx, c, name, func(np *unstructured.Unstructured) (*holdrecord.Marker, error) { return Freeze(np, now, reason) })
 }
 
 // FieldManager is the field manager of every hold and release karpgate
@@ -35,14 +36,14 @@ func FreezeNodePool(ctx context.Context, c client.Client, name string, now time.
 const FieldManager = "karpgate"
 
 // apply adds a hold with add unless karpgate already holds the NodePool.
-func apply(ctx context.Context, c client.Client, name string, add func(*unstructured.Unstructured) (*Marker, error)) (added, existing *Marker, err error) {
+func apply(ctx context.Context, c client.Client, name string, add func(*unstructured.Unstructured) (*holdrecord.Marker, error)) (added, existing *holdrecord.Marker, err error) {
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		added, existing = nil, nil
 		live, err := getNodePool(ctx, c, name)
 		if err != nil {
 			return err
 		}
-		if m, err := ReadMarker(live.GetAnnotations()); err != nil || m != nil {
+		if m, err := holdrecord.ReadMarker(live.GetAnnotations()); err != nil || m != nil {
 			existing = m
 			return err // already held (or a broken record, which Hold would refuse too)
 		}
@@ -61,10 +62,10 @@ func apply(ctx context.Context, c client.Client, name string, add func(*unstruct
 }
 
 // Release lifts the guard from the NodePool; see Lift.
-func Release(ctx context.Context, c client.Client, name string, now time.Time) (Outcome, *Marker, error) {
+func Release(ctx context.Context, c client.Client, name string, now time.Time) (Outcome, *holdrecord.Marker, error) {
 	var (
 		outcome Outcome
-		marker  *Marker
+		marker  *holdrecord.Marker
 	)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		live, err := getNodePool(ctx, c, name)

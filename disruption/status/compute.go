@@ -8,9 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/karpgate/karpgate/budget"
+	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/disruption/drift"
 	"github.com/karpgate/karpgate/disruption/eviction"
-	"github.com/karpgate/karpgate/disruption/guard"
 	"github.com/karpgate/karpgate/disruption/state"
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
@@ -131,10 +131,10 @@ func reasonsOf(b budget.Budget, reasons []budget.Reason) []string {
 }
 
 func (out *NodePool) readGuard(np *state.NodePool) {
-	if t, ok := guard.ResumedAt(np.Annotations); ok {
+	if t, ok := holdrecord.ResumedAt(np.Annotations); ok {
 		out.Guard.ResumedAt = &t
 	}
-	m, err := guard.ReadMarker(np.Annotations)
+	m, err := holdrecord.ReadMarker(np.Annotations)
 	if err != nil {
 		out.Guard.Problem = err.Error()
 		return

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/karpgate/karpgate/budget"
-	"github.com/karpgate/karpgate/disruption/guard"
+	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
 
@@ -136,7 +136,7 @@ func TestComputeReportsDriftAndWhatWillDrift(t *testing.T) {
 
 func TestComputeReadsTheGuardsRecord(t *testing.T) {
 	record := func(index int) string {
-		b, _ := json.Marshal(guard.Marker{Budget: guard.HoldBudget(), Index: index, Since: monday0830, Reason: "stuck"})
+		b, _ := json.Marshal(holdrecord.Marker{Budget: holdrecord.Budget(), Index: index, Since: monday0830, Reason: "stuck"})
 		return string(b)
 	}
 	tests := []struct {

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/karpgate/karpgate/budget/holdrecord"
 	goldenfile "github.com/karpgate/karpgate/test/golden"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 
-	"github.com/karpgate/karpgate/disruption/guard"
 	"github.com/karpgate/karpgate/disruption/state"
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
@@ -46,7 +46,7 @@ func fleet(t *testing.T) state.Snapshot {
 	add(pool(t, "broken", `[{"nodes":"10%"},{"nodes":"0","schedule":"0 9 * * sat-sun","duration":"1h"}]`), healthy("broken", 2)...)
 	add(pool(t, "open", `[]`))
 	held := pool(t, "held", `[{"nodes":"50%"},{"nodes":"0","reasons":["Drifted"]}]`)
-	record, _ := json.Marshal(guard.Marker{Budget: guard.HoldBudget(), Index: 1, Since: monday0830.Add(-20 * time.Minute), Reason: "1 NodeClaim(s) launched during the drift rollout have no Ready Node after 15m0s: held-9"})
+	record, _ := json.Marshal(holdrecord.Marker{Budget: holdrecord.Budget(), Index: 1, Since: monday0830.Add(-20 * time.Minute), Reason: "1 NodeClaim(s) launched during the drift rollout have no Ready Node after 15m0s: held-9"})
 	held.Annotations = map[string]string{karpenter.RolloutGuardAnnotation: string(record)}
 	add(held, newMember("held", 0, driftedSince("NodePoolDrifted", monday0830.Add(-time.Hour))), newMember("held", 1, notReady))
 	// Two of five nodes NotReady: they use up the 20% budget of every

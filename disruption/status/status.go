@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/karpgate/karpgate/budget"
+	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/disruption/drift"
-	"github.com/karpgate/karpgate/disruption/guard"
 )
 
 // Report is the status of every NodePool at one instant.
@@ -91,9 +91,9 @@ type Guard struct {
 	Held bool `json:"held"`
 	// Frozen: the hold is a freeze (`karpgate freeze`, or the guard's
 	// cluster-wide trip), which only `karpgate resume` lifts.
-	Frozen    bool          `json:"frozen,omitempty"`
-	Marker    *guard.Marker `json:"marker,omitempty"`
-	ResumedAt *time.Time    `json:"resumedAt,omitempty"`
+	Frozen    bool               `json:"frozen,omitempty"`
+	Marker    *holdrecord.Marker `json:"marker,omitempty"`
+	ResumedAt *time.Time         `json:"resumedAt,omitempty"`
 	// Problem: a record that cannot be read, or whose budget is gone.
 	Problem string `json:"problem,omitempty"`
 }

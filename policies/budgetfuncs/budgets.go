@@ -32,7 +32,7 @@ const (
 // kind and spec.disruption.budgets, keeping whatever stands in the way when
 // spec or disruption is not an object, because the package reports that;
 // and karpgate's hold record (karpgate.io/rollout-guard), because analyze
-// leaves out the budget a valid record vouches for (see guard.Held).
+// leaves out the budget a valid record vouches for (see holdrecord.Held).
 // The cache keys its entries by them, and a rule that hands the functions
 // input.object reads these fields of it and no more, which the rule groups'
 // memo (policies/memo) relies on.

@@ -4,13 +4,13 @@ import (
 	"slices"
 
 	"github.com/karpgate/karpgate/budget"
-	"github.com/karpgate/karpgate/disruption/guard"
+	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
 
 // heldBudget is the budget karpgate's rollout guard or a freeze added to
 // hold drift ({nodes: "0", reasons: [Drifted]}, always active), as a valid
-// karpgate.io/rollout-guard record vouches for it (guard.Held).
+// karpgate.io/rollout-guard record vouches for it (holdrecord.Held).
 //
 // karpgate.budgets.analyze leaves it out: the analysis says what the
 // user's budgets do, which is what the budget rules judge. A hold is
@@ -37,13 +37,13 @@ func findHeld(pool map[string]any) *heldBudget {
 	spec, _ := pool["spec"].(map[string]any)
 	disruption, _ := spec["disruption"].(map[string]any)
 	budgets, _ := disruption["budgets"].([]any)
-	m, i, ok := guard.Held(map[string]string{karpenter.RolloutGuardAnnotation: record}, budgets)
+	m, i, ok := holdrecord.Held(map[string]string{karpenter.RolloutGuardAnnotation: record}, budgets)
 	if !ok {
 		return nil
 	}
 	by := "guard"
 	if m.Frozen() {
-		by = guard.ByFreeze
+		by = holdrecord.ByFreeze
 	}
 	return &heldBudget{index: i, by: by}
 }

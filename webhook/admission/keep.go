@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/disruption/guard"
 	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/policies/waiver"
@@ -44,7 +45,7 @@ func keep(r review, doc map[string]any, now time.Time) (ops []patchOperation, wa
 	return ops, warnings, nil
 }
 
-func holdName(m *guard.Marker) string {
+func holdName(m *holdrecord.Marker) string {
 	if m.Frozen() {
 		return "its freeze of drift"
 	}

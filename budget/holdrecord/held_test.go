@@ -1,8 +1,9 @@
-package guard
+package holdrecord
 
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
@@ -10,6 +11,8 @@ import (
 // TestHeldVouchesOnlyForKarpgatesBudgetAtItsPlace: the policy engine
 // exempts what Held returns from the budget rules, so every way a record
 // can disagree with the budgets must return nothing.
+var t0 = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+
 func TestHeldVouchesOnlyForKarpgatesBudgetAtItsPlace(t *testing.T) {
 	record := func(budget map[string]any, index int) string {
 		b, err := json.Marshal(&Marker{Budget: budget, Index: index, Since: t0, Reason: "test", By: ByFreeze})
@@ -25,12 +28,12 @@ func TestHeldVouchesOnlyForKarpgatesBudgetAtItsPlace(t *testing.T) {
 		want          int // -1: nothing held
 	}{
 		{name: "no record", budgets: `[{"nodes":"0","reasons":["Drifted"]}]`, want: -1},
-		{name: "record of Hold", budgets: `[{"nodes":"10%"},{"nodes":"0","reasons":["Drifted"]}]`, annotation: ptr(record(HoldBudget(), 1)), want: 1},
-		{name: "record names another index", budgets: `[{"nodes":"0","reasons":["Drifted"]},{"nodes":"10%"}]`, annotation: ptr(record(HoldBudget(), 1)), want: -1},
-		{name: "index past the list", budgets: `[{"nodes":"0","reasons":["Drifted"]}]`, annotation: ptr(record(HoldBudget(), 1)), want: -1},
-		{name: "negative index", budgets: `[{"nodes":"0","reasons":["Drifted"]}]`, annotation: ptr(record(HoldBudget(), -1)), want: -1},
+		{name: "record of Hold", budgets: `[{"nodes":"10%"},{"nodes":"0","reasons":["Drifted"]}]`, annotation: ptr(record(Budget(), 1)), want: 1},
+		{name: "record names another index", budgets: `[{"nodes":"0","reasons":["Drifted"]},{"nodes":"10%"}]`, annotation: ptr(record(Budget(), 1)), want: -1},
+		{name: "index past the list", budgets: `[{"nodes":"0","reasons":["Drifted"]}]`, annotation: ptr(record(Budget(), 1)), want: -1},
+		{name: "negative index", budgets: `[{"nodes":"0","reasons":["Drifted"]}]`, annotation: ptr(record(Budget(), -1)), want: -1},
 		{name: "record of another budget, present", budgets: `[{"nodes":"0"}]`, annotation: ptr(record(zeroAll, 0)), want: -1},
-		{name: "budget changed since", budgets: `[{"nodes":"0","reasons":["Drifted"],"schedule":"@daily","duration":"1h"}]`, annotation: ptr(record(HoldBudget(), 0)), want: -1},
+		{name: "budget changed since", budgets: `[{"nodes":"0","reasons":["Drifted"],"schedule":"@daily","duration":"1h"}]`, annotation: ptr(record(Budget(), 0)), want: -1},
 		{name: "record does not parse", budgets: `[{"nodes":"0","reasons":["Drifted"]}]`, annotation: ptr(`{"index":0`), want: -1},
 		{name: "record without a budget", budgets: `[{"nodes":"0","reasons":["Drifted"]}]`, annotation: ptr(`{"index":0}`), want: -1},
 	} {
@@ -68,7 +71,7 @@ func FuzzHeld(f *testing.F) {
 			return
 		}
 		_, i, ok := Held(map[string]string{karpenter.RolloutGuardAnnotation: record}, budgets)
-		if ok && (i < 0 || i >= len(budgets) || !sameBudget(budgets[i], HoldBudget())) {
+		if ok && (i < 0 || i >= len(budgets) || !SameBudget(budgets[i], Budget())) {
 			t.Fatalf("Held vouched for budgets[%d] of %s", i, budgetsJSON)
 		}
 	})

@@ -1,4 +1,4 @@
-package guard
+package holdrecord
 
 import (
 	"encoding/json"
@@ -40,9 +40,9 @@ func (m *Marker) Holder() string {
 	return "the rollout guard"
 }
 
-// HoldBudget is the budget the guard adds: no drift disruptions at all,
+// Budget is the budget the guard adds: no drift disruptions at all,
 // whatever the time, leaving the other reasons to the user's budgets.
-func HoldBudget() map[string]any {
+func Budget() map[string]any {
 	return map[string]any{"nodes": "0", "reasons": []any{karpenter.ReasonDrifted}}
 }
 
@@ -73,8 +73,8 @@ func ResumedAt(annotations map[string]string) (time.Time, bool) {
 	return t, err == nil
 }
 
-// sameBudget compares two budgets as JSON values.
-func sameBudget(a, b any) bool {
+// SameBudget compares two budgets as JSON values.
+func SameBudget(a, b any) bool {
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	return errA == nil && errB == nil && string(ja) == string(jb)
@@ -83,5 +83,5 @@ func sameBudget(a, b any) bool {
 // Present reports whether budgets (as stored) still hold the marker's budget
 // at its index.
 func (m *Marker) Present(budgets []any) bool {
-	return m.Index >= 0 && m.Index < len(budgets) && sameBudget(budgets[m.Index], m.Budget)
+	return m.Index >= 0 && m.Index < len(budgets) && SameBudget(budgets[m.Index], m.Budget)
 }

@@ -1,12 +1,12 @@
-package guard
+package holdrecord
 
 import "github.com/karpgate/karpgate/internal/karpenter"
 
 // Held returns the hold a NodePool's record vouches for, and the index of
 // its budget, when the record is valid: it parses (ReadMarker), the budget
-// it records is exactly HoldBudget (what Hold, Freeze and Keep write), and
-// budgets (spec.disruption.budgets as stored) hold that budget at the
-// recorded index. The policy engine exempts that one budget from the
+// it records is exactly Budget (what disruption/guard writes), and budgets
+// (spec.disruption.budgets as stored) hold that budget at the recorded
+// index. The policy engine exempts that one budget from the
 // budget rules (KG301 above all), so that a user who denies KG301 does not
 // make karpgate refuse its own hold, or every later write to a held
 // NodePool.
@@ -25,7 +25,7 @@ func Held(annotations map[string]string, budgets []any) (*Marker, int, bool) {
 		return nil, 0, false
 	}
 	m, err := ReadMarker(annotations)
-	if err != nil || m == nil || !sameBudget(m.Budget, HoldBudget()) || !m.Present(budgets) {
+	if err != nil || m == nil || !SameBudget(m.Budget, Budget()) || !m.Present(budgets) {
 		return nil, 0, false
 	}
 	return m, m.Index, true
