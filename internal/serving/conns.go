@@ -177,7 +177,7 @@ func (t *connTracker) admit(c *trackedConn) (refused string) {
 		}); victim == nil {
 			return "source"
 		}
-	case !c.trusted && t.unverified >= t.limits.MaxUnverified:
+	case t.verifies && !c.trusted && t.unverified >= t.limits.MaxUnverified:
 		if victim = t.oldestIdle(unverifiedOnly); victim == nil {
 			return "unverified"
 		}

@@ -140,6 +140,11 @@ func TestEvictionOrder(t *testing.T) {
 		held:   []connSpec{{"b", "B", false, "idle"}, {"c", "C", false, "idle"}, {"d", "D", false, "idle"}},
 		from:   "E", closed: []string{"b"},
 	}, {
+		name:   "without client verification, a listener full of busy connections refuses as full",
+		limits: ConnLimits{Max: 2, PerSource: 2},
+		held:   []connSpec{{"b", "B", false, "busy"}, {"c", "C", false, "busy"}},
+		from:   "D", refused: "full",
+	}, {
 		name:   "without client verification, strangers may hold every slot",
 		limits: ConnLimits{Max: 3, PerSource: 2},
 		held:   []connSpec{{"b", "B", false, "busy"}, {"c", "C", false, "busy"}},
