@@ -147,12 +147,13 @@ func newLimiter(l Limits, log logr.Logger) *limiter {
 type routeLimits struct {
 	maxBody    int64
 	factor     int64
+	perValue   int64
 	pool       *pool
 	clientCert bool
 }
 
 func (l *limiter) forRoute(r Route) (routeLimits, error) {
-	rl := routeLimits{maxBody: r.MaxBodyBytes, factor: int64(r.MemoryFactor), pool: l.shared, clientCert: r.RequireClientCert}
+	rl := routeLimits{maxBody: r.MaxBodyBytes, factor: int64(r.MemoryFactor), perValue: int64(r.MemoryPerValue), pool: l.shared, clientCert: r.RequireClientCert}
 	if rl.maxBody <= 0 {
 		rl.maxBody = l.limits.MaxBodyBytes
 	}
@@ -239,6 +240,15 @@ func (l *limiter) wrap(path string, rl routeLimits, next http.Handler) http.Hand
 			l.reject(w, path, status, reason, err.Error())
 			return
 		}
+		if rl.perValue > 0 {
+			extra, ok := l.chargeValues(ctx, w, path, rl, reserved, body)
+			if !ok {
+				return
+			}
+			defer p.memory.Release(extra)
+			reservedBytes.Add(float64(extra))
+			defer reservedBytes.Sub(float64(extra))
+		}
 		inFlight.Inc()
 		defer inFlight.Dec()
 
@@ -247,6 +257,29 @@ func (l *limiter) wrap(path string, rl routeLimits, next http.Handler) http.Hand
 		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r)
 	})
+}
+
+// chargeValues reserves what body's values cost on top of the reserved
+// bytes (Route.MemoryPerValue): a body of a million one-byte array
+// elements costs its decoder far more than its size says. It answers 413
+// when that is more than the whole budget and 429 when the budget stays
+// taken for MaxQueueWait, and then says false.
+func (l *limiter) chargeValues(ctx context.Context, w http.ResponseWriter, path string, rl routeLimits, reserved int64, body []byte) (int64, bool) {
+	values := ValueCount(body)
+	extra := values * rl.perValue
+	if need := reserved + extra; need > rl.pool.size {
+		l.reject(w, path, http.StatusRequestEntityTooLarge, "too_wide", fmt.Sprintf(
+			"the request body holds %d JSON values (array elements and object members), which need %s of memory at peak (%d bytes a value on top of %d a byte), more than the %s budget for requests (--memory-limit); send fewer elements",
+			values, byteCount(need), rl.perValue, rl.factor, byteCount(rl.pool.size)))
+		return 0, false
+	}
+	queue, stop := context.WithTimeout(ctx, l.limits.MaxQueueWait)
+	defer stop()
+	if err := rl.pool.memory.Acquire(queue, extra); err != nil {
+		l.saturated(w, path, fmt.Sprintf("the requests in flight hold the memory budget (%s)", byteCount(rl.pool.size)))
+		return 0, false
+	}
+	return extra, true
 }
 
 // reject answers before the body was read (or after reading it failed).

@@ -17,7 +17,7 @@ import (
 var (
 	rejectedRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "karpgate_webhook_rejected_requests_total",
-		Help: "Requests turned away before their handler ran, by endpoint and reason (saturated, too_large, chunked, unauthenticated, timeout, unreadable).",
+		Help: "Requests turned away before their handler ran, by endpoint and reason (saturated, too_large, too_wide, chunked, unauthenticated, timeout, unreadable).",
 	}, []string{"endpoint", "reason"})
 	inFlight = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "karpgate_webhook_requests_in_flight",
@@ -29,7 +29,7 @@ var (
 	})
 	closedConnections = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "karpgate_webhook_closed_connections_total",
-		Help: "Connections the webhook listener closed to make room, by reason: idle (the connection idle the longest, for a new one), source (a client address at its share, none of its connections idle), full (every connection busy).",
+		Help: "Connections the webhook listener closed to make room or refused, by reason: idle (the connection idle the longest, for a new one), source (a client address at its share of unverified connections, none of them idle), unverified (connections without a verified client certificate at their cap, none idle), full (every connection busy).",
 	}, []string{"reason"})
 	openConnections = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "karpgate_webhook_open_connections",
@@ -51,7 +51,7 @@ var (
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(rejectedRequests, inFlight, reservedBytes, closedConnections, openConnections, panics)
-	for _, reason := range []string{"idle", "source", "full"} {
+	for _, reason := range []string{"idle", "source", "unverified", "full"} {
 		closedConnections.WithLabelValues(reason)
 	}
 }

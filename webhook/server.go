@@ -44,6 +44,12 @@ type Route struct {
 	// MemoryFactor is what handling one body byte costs at peak on this
 	// route; 0 means DefaultMemoryFactor.
 	MemoryFactor int
+	// MemoryPerValue is what each JSON value of the body (array element or
+	// object member) costs at peak on top of MemoryFactor's share of its
+	// bytes; it is charged once the body is read. 0 charges bytes only.
+	// Decoded JSON costs memory per value as well as per byte, and a
+	// body of one-byte elements costs several times what its size says.
+	MemoryPerValue int
 	// Budget, when set, gives the route slots and memory of its own,
 	// shared only with the routes given the same Budget; nil shares the
 	// server's (Limits).

@@ -6,4 +6,11 @@
 // and server errors logged instead of printed. The webhook server, the
 // metrics server and the health probes all listen through it, so a client
 // cannot open connections without bound on any of them.
+//
+// A listener whose TLS configuration verifies client certificates learns
+// from each handshake whether the client is verified (handshake.go), and
+// never closes a verified connection to make room for an unverified one;
+// unverified connections are capped below the listener's size instead
+// (conns.go), so a client that reconnects the moment it is closed cannot
+// take the API server's keep-alive connections from it.
 package serving

@@ -39,6 +39,11 @@ type Listener struct {
 // Open is how many connections the listener holds open.
 func (l *Listener) Open() int { return l.tracker.Open() }
 
+// Verified is how many of them presented a client certificate the
+// listener's TLS configuration verified: the ones it never closes to make
+// room for a stranger.
+func (l *Listener) Verified() int { return l.tracker.Verified() }
+
 // Idle is how many of them wait for their next request after serving one:
 // the ones the listener closes first to make room.
 func (l *Listener) Idle() int { return l.tracker.Idle() }
@@ -46,14 +51,22 @@ func (l *Listener) Idle() int { return l.tracker.Idle() }
 // Listen binds addr now, so that a taken port stops start-up with a message
 // naming the flag, and holds its connections to limits. With tlsConfig it
 // speaks TLS; the limits apply before the handshake, so a connection the
-// listener has no room for costs nothing.
+// listener has no room for costs nothing. When tlsConfig verifies client
+// certificates (ClientCAs, and ClientAuth VerifyClientCertIfGiven or
+// stricter), each handshake tells the listener whether the client is
+// verified, and verified connections are never closed to make room for
+// others (ConnLimits.MaxUnverified).
 func Listen(what, addr string, limits ConnLimits, tlsConfig *tls.Config) (*Listener, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: listening on %s: %w", what, addr, err)
 	}
-	tracker := newConnTracker(l, limits)
+	verifies := verifiesClients(tlsConfig)
+	tracker := newConnTracker(l, limits, verifies)
 	out := &Listener{Listener: tracker, tracker: tracker}
+	if verifies {
+		tlsConfig = tracker.withHandshakeHook(tlsConfig)
+	}
 	if tlsConfig != nil {
 		out.Listener = tls.NewListener(tracker, tlsConfig)
 	}

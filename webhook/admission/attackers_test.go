@@ -59,6 +59,19 @@ func (o *outcomes) snapshot() map[string]int {
 	return out
 }
 
+// turnedAway is how many of the parking attackers' connections the
+// server has refused or closed so far.
+func (a *attackers) turnedAway() int {
+	n := 0
+	for _, name := range []string{"parked", "fresh"} {
+		if o := a.results[name]; o != nil {
+			got := o.snapshot()
+			n += got["refused"] + got["parked-then-closed"] + got["closed-before-answer"]
+		}
+	}
+	return n
+}
+
 // attackSources are the addresses the strangers connect from.
 var attackSources = []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"}
 

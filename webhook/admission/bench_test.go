@@ -89,9 +89,9 @@ func startBenchServer(b *testing.B) *benchServer {
 		CertDir: dir, Host: "127.0.0.1", Port: port, ClientCAFile: filepath.Join(dir, localca.CAFile),
 		Limits: webhook.Limits{Timeout: 8 * time.Second, MemoryBudget: benchAdmissionBudget},
 		Routes: []webhook.Route{
-			{Path: "/validate", Handler: NewValidatingWebhook(engines, logr.Discard()), MemoryFactor: MemoryFactor, RequireClientCert: true},
-			{Path: "/mutate", Handler: NewMutatingWebhook(engines, logr.Discard()), MemoryFactor: MemoryFactor, RequireClientCert: true},
-			{Path: "/fixed", Handler: newWebhook(fixed, "fixed", logr.Discard()), MemoryFactor: MemoryFactor, RequireClientCert: true},
+			{Path: "/validate", Handler: NewValidatingWebhook(engines, logr.Discard()), MemoryFactor: MemoryFactor, MemoryPerValue: MemoryPerValue, RequireClientCert: true},
+			{Path: "/mutate", Handler: NewMutatingWebhook(engines, logr.Discard()), MemoryFactor: MemoryFactor, MemoryPerValue: MemoryPerValue, RequireClientCert: true},
+			{Path: "/fixed", Handler: newWebhook(fixed, "fixed", logr.Discard()), MemoryFactor: MemoryFactor, MemoryPerValue: MemoryPerValue, RequireClientCert: true},
 			{Path: "/convert", Handler: ok, MaxBodyBytes: conversionwebhook.DefaultMaxRequestBytes, MemoryFactor: conversionwebhook.MemoryFactor,
 				Budget: &webhook.Budget{MaxInFlight: 16, Memory: benchConversionBudget}},
 		},

@@ -76,10 +76,14 @@ func BenchmarkLoadUnderAttack(b *testing.B) {
 		{"oversized", 4, bodyAttack(s, []string{"/convert", "/validate"}, conversionwebhook.DefaultMaxRequestBytes+1, 1<<10)},
 		{"hostile", 2, payloadAttack(s, hostile)},
 	}))
-	// The measured window starts once the parked connections fill the
-	// listener, so the attack is at full strength throughout.
+	// The measured window starts once the parked connections fill what
+	// the listener lets strangers hold (each attack address its share of
+	// the unverified connections) and it has begun to turn them away, so
+	// the attack is at full strength throughout.
 	if a.results["parked"] != nil || a.results["fresh"] != nil {
-		wait.For(b, "the parked connections to fill the listener", func() bool { return s.srv.OpenConnections() >= 200 })
+		wait.For(b, "the parked connections to fill the strangers' share of the listener", func() bool {
+			return a.parked.Load() >= 64 && a.turnedAway() > 0
+		})
 	}
 	attackHeap = peakHeapDuring(func() { attacked = runLoad(s, cases, *loadDuration) })
 	open := s.srv.OpenConnections()

@@ -29,3 +29,11 @@ func newWebhook(h ctrladmission.Handler, webhook string, log logr.Logger) http.H
 // and the same again as the policy engine's input
 // (BenchmarkReviewMemory measures it).
 const MemoryFactor = 10
+
+// MemoryPerValue is what each JSON value of a review (array element or
+// object member) costs at peak on top of MemoryFactor's share of its
+// bytes: decoded, each is an interface or a map entry, and again a term
+// of the policy engine's input, whatever its size in the body. A review
+// of a million one-digit array elements would otherwise be charged a
+// third of what it takes (BenchmarkReviewMemory's "wide" case).
+const MemoryPerValue = 64

@@ -93,7 +93,7 @@ service account.`,
 	f.StringVar(&opts.HealthAddr, "health-addr", opts.HealthAddr, `address of /healthz and /readyz (plain HTTP); "0" turns them off`)
 	f.StringVar(&opts.MetricsAddr, "metrics-addr", opts.MetricsAddr, fmt.Sprintf(`address of /metrics, /status and /explain (default :%d, or 127.0.0.1:%d with --metrics-secure=false); "0" turns them off`, deploy.MetricsPort, deploy.MetricsPort))
 	f.BoolVar(&opts.MetricsSecure, "metrics-secure", opts.MetricsSecure, "serve /metrics, /status and /explain over HTTPS to callers the API server authenticates and authorizes (false: plain HTTP, on loopback unless --metrics-addr says otherwise)")
-	f.IntVar(&opts.MaxConnections, "max-connections", opts.MaxConnections, "open connections each listener accepts; more wait in the kernel's queue")
+	f.IntVar(&opts.MaxConnections, "max-connections", opts.MaxConnections, "open connections each listener holds; a new one closes an idle one (never one with a client certificate --client-ca-file verified) or is refused")
 	f.Var(&memoryLimit, "memory-limit", "the container's memory limit: the Go heap limit (GOMEMLIMIT) is 85% of it and requests share what the heap limit leaves after karpgate's own needs (default $"+deploy.MemoryLimitEnv+"; 0: no limit known)")
 	f.StringVar(&opts.ConfigPath, "config", opts.ConfigPath, "karpgate.yaml; a missing file means the built-in defaults")
 	f.StringArrayVar(&opts.PolicyDirs, "policy", nil, "folder of user Rego policies (repeatable)")

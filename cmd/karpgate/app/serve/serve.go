@@ -213,8 +213,8 @@ func run(ctx context.Context, opts Options, webhooks manager.Manager, loops *loo
 // budget of its own.
 func routes(engines admission.Engines, nodePools conversionwebhook.ClientNodePools, nodePoolReviewed func(), conversion *webhook.Budget, log logr.Logger) []webhook.Route {
 	return []webhook.Route{
-		{Path: deploy.ValidatePath, Handler: admission.NewValidatingWebhook(engines, log.WithName("validate")), MemoryFactor: admission.MemoryFactor, RequireClientCert: true},
-		{Path: deploy.MutatePath, Handler: admission.NewMutatingWebhook(engines, log.WithName("mutate")), MemoryFactor: admission.MemoryFactor, RequireClientCert: true},
+		{Path: deploy.ValidatePath, Handler: admission.NewValidatingWebhook(engines, log.WithName("validate")), MemoryFactor: admission.MemoryFactor, MemoryPerValue: admission.MemoryPerValue, RequireClientCert: true},
+		{Path: deploy.MutatePath, Handler: admission.NewMutatingWebhook(engines, log.WithName("mutate")), MemoryFactor: admission.MemoryFactor, MemoryPerValue: admission.MemoryPerValue, RequireClientCert: true},
 		{
 			Path:    deploy.ConvertPath,
 			Handler: &conversionwebhook.Handler{NodePools: nodePools, NodePoolReviewed: nodePoolReviewed, Log: log.WithName("conversion")},
