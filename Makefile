@@ -15,15 +15,17 @@ ASSETS      := $(CURDIR)/bin/k8s/$(K8S_VERSION)
 TOOLS       := $(ASSETS)/kube-apiserver $(ASSETS)/etcd $(ASSETS)/kubectl \
                $(ASSETS)/kube-scheduler $(ASSETS)/kube-controller-manager
 # The simulated-node stack of `make run` and the Karpenter e2e tests:
-# Karpenter's kwok provider and the kwok controller, each from a build-only
-# module under hack/ whose go.sum pins every dependency. Every release in
-# KARPENTER_VERSIONS (newest first) has its own module,
-# hack/karpenter-<version>, and lands in bin/karpenter/<version>/; the e2e
-# tests run on each. `make run` runs KARPENTER_VERSION, the newest unless
-# told otherwise (make run KARPENTER_VERSION=v1.0.8: the v1beta1 migration
-# story, with conversion through karpgate).
+# Karpenter's kwok provider and the kwok controller. Every release in
+# KARPENTER_VERSIONS (newest first) lands in bin/karpenter/<version>/; the
+# e2e tests run on each. The newest, HARNESS_KARPENTER (the release karpgate
+# links), is built by hack/harness with kwok, helm and promtool; an older one
+# by its own build-only module, hack/karpenter-<version>. `make run` runs
+# KARPENTER_VERSION, the newest unless told otherwise (make run
+# KARPENTER_VERSION=v1.0.8: the v1beta1 migration story, with conversion
+# through karpgate).
 KARPENTER_VERSIONS := v1.15.0 v1.0.8
 KARPENTER_VERSION ?= v1.15.0
+HARNESS_KARPENTER := v1.15.0
 ifeq ($(filter $(KARPENTER_VERSION),$(KARPENTER_VERSIONS)),)
 $(error KARPENTER_VERSION=$(KARPENTER_VERSION): the local cluster runs one of $(KARPENTER_VERSIONS))
 endif
@@ -41,9 +43,9 @@ GOLANGCI_LINT_VERSION := v2.15.0
 # golangci-lint type-checks the standard library of the Go that built it, so
 # its folder names that Go too: a toolchain bump builds it again.
 GOLANGCI_LINT := $(CURDIR)/bin/golangci-lint/$(GOLANGCI_LINT_VERSION)-$(GOTOOLCHAIN)/golangci-lint
-# Prometheus v3.14.0 is module version v0.314.0: hack/prometheus pins it, and
-# go.mod requires the same version for the PromQL parser the dashboard test
-# uses.
+# Prometheus v3.14.0 is module version v0.314.0: hack/harness builds
+# promtool from the github.com/prometheus/prometheus requirement of
+# karpgate's own go.mod, whose PromQL parser the dashboard test uses.
 PROMETHEUS_VERSION := v3.14.0
 PROMTOOL    := $(CURDIR)/bin/promtool/$(PROMETHEUS_VERSION)/promtool
 # The peers `make bench-peers` compares lint with, pinned by hack/<tool>/go.mod.
@@ -140,20 +142,32 @@ $(TOOLS) $(ETCDCTL) &:
 	mv $(ASSETS)/.build/kube-apiserver $(ASSETS)/.build/kubectl $(ASSETS)/.build/kube-scheduler $(ASSETS)/.build/kube-controller-manager $(ASSETS)/
 	rmdir $(ASSETS)/.build
 
-# Karpenter's own main package for its kwok provider, one release per
-# target, with its version stamped as its Makefile does; its metrics report
-# it in karpenter_build_info. Each release is a module graph of its own
-# (Kubernetes libraries of its time): separate targets, so that make builds
-# them beside the other tools rather than one after the other.
+# The harness's client programs, from hack/harness, whose modules are
+# karpgate's own versions (see its go.mod): the packages they share with
+# each other and with bin/karpgate compile once. One recipe builds them one
+# after another, each `go build` using every core, so that two of them never
+# compile the same package at the same time; each gets the version stamps
+# its own release build sets (karpenter_build_info reports Karpenter's).
+# -tags remove_all_sd leaves out Prometheus's cloud service discovery (AWS,
+# Azure, GCE and a dozen more SDKs), which `promtool test rules` never uses.
+HARNESS_TOOLS := $(KARPENTER_DIR)/$(HARNESS_KARPENTER)/karpenter $(KWOK) $(HELM) $(PROMTOOL)
+HARNESS_BUILD := cd hack/harness && CGO_ENABLED=0 $(GO) build -trimpath -tags remove_all_sd
+
+$(HARNESS_TOOLS) &:
+	@mkdir -p $(foreach t,$(HARNESS_TOOLS),$(dir $(t)))
+	@echo "building Karpenter $(HARNESS_KARPENTER) with its kwok provider, kwok $(KWOK_VERSION), helm $(HELM_VERSION) and promtool $(PROMETHEUS_VERSION) from source"
+	$(HARNESS_BUILD) -ldflags '-s -w -X sigs.k8s.io/karpenter/pkg/operator.Version=$(HARNESS_KARPENTER)' -o $(KARPENTER_DIR)/$(HARNESS_KARPENTER)/karpenter sigs.k8s.io/karpenter/kwok
+	$(HARNESS_BUILD) -ldflags '-s -w' -o $(KWOK) sigs.k8s.io/kwok/cmd/kwok
+	$(HARNESS_BUILD) -ldflags '-s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)' -o $(HELM) helm.sh/helm/v3/cmd/helm
+	$(HARNESS_BUILD) -ldflags '-s -w -X github.com/prometheus/common/version.Version=$(PROMETHEUS_VERSION:v%=%)' -o $(PROMTOOL) github.com/prometheus/prometheus/cmd/promtool
+
+# An older Karpenter release's kwok provider, from its own build-only module
+# (the Kubernetes libraries of its time), with its version stamped as its
+# Makefile does.
 $(KARPENTER_DIR)/%/karpenter:
 	@mkdir -p $(dir $@)
 	@echo "building Karpenter $* with its kwok provider from source"
 	cd hack/karpenter-$* && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X sigs.k8s.io/karpenter/pkg/operator.Version=$*' -o $@ sigs.k8s.io/karpenter/kwok
-
-$(KWOK):
-	@mkdir -p $(dir $@)
-	@echo "building kwok $(KWOK_VERSION) from source"
-	cd hack/kwok && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ sigs.k8s.io/kwok/cmd/kwok
 
 krew: $(KREW) ## Build krew and validate-krew-manifest from the Go module proxy (once; cached), for the release tests.
 
@@ -164,23 +178,9 @@ $(KREW) $(VALIDATE_KREW) &:
 
 etcdctl: $(ETCDCTL) ## Build etcdctl from source (once; cached, with the control plane), for the storage migration tests.
 
-helm: $(HELM) ## Build helm from the Go module proxy (once; cached), for the chart tests.
+helm: $(HELM) ## Build helm from the Go module proxy (once; cached, with the harness's other programs), for the chart tests.
 
-$(HELM):
-	@mkdir -p $(dir $@)
-	@echo "building helm $(HELM_VERSION) from source"
-	CGO_ENABLED=0 GOBIN=$(dir $@) $(GO) install -trimpath -ldflags '-s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)' helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
-
-promtool: $(PROMTOOL) ## Build promtool from the Go module proxy (once; cached), for the alert tests.
-
-# remove_all_sd leaves out Prometheus's cloud service discovery (AWS, Azure,
-# GCE and a dozen more SDKs), which `promtool test rules` never uses.
-$(PROMTOOL):
-	@mkdir -p $(dir $@)
-	@echo "building promtool $(PROMETHEUS_VERSION) from source"
-	cd hack/prometheus && CGO_ENABLED=0 $(GO) build -trimpath -tags remove_all_sd \
-	  -ldflags '-s -w -X github.com/prometheus/common/version.Version=$(PROMETHEUS_VERSION:v%=%)' \
-	  -o $@ github.com/prometheus/prometheus/cmd/promtool
+promtool: $(PROMTOOL) ## Build promtool from the Go module proxy (once; cached, with the harness's other programs), for the alert tests.
 
 budget-oracle: $(BUDGET_ORACLE) ## Build the oracle answering with Karpenter v1.0.8's budget code, for the budget fidelity tests.
 
@@ -239,6 +239,13 @@ test: unit e2e ## Lint, build, then every test: unit, fuzz seeds, e2e against a 
 # than two go commands compiling the same packages at the same time.
 ifneq ($(filter test,$(MAKECMDGOALS)),)
 unit e2e: lint
+endif
+
+# Under make test and make run, karpgate's own builds wait for the
+# harness's programs: they share compiled packages (hack/harness/go.mod),
+# and two go commands building at once would each compile them.
+ifneq ($(filter test e2e run,$(MAKECMDGOALS)),)
+bin/karpgate bin/karpgate-dev: | $(HARNESS_TOOLS)
 endif
 
 UNIT_PACKAGES = $$($(GO) list ./... | grep -v /test/e2e)

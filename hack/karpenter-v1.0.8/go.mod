@@ -2,7 +2,7 @@
 // provider of Karpenter v1.0.8 (Karpenter core with a cloud provider that
 // launches simulated nodes), the last release whose CRDs serve v1beta1: the
 // migration story of `make run KARPENTER_VERSION=v1.0.8` and the e2e tests.
-// hack/karpenter-v1.15.0 does the same for the newest release. Nothing in
+// hack/harness does the same for the newest release. Nothing in
 // karpgate imports it.
 module github.com/karpgate/karpgate/hack/karpenter-v1.0.8
 

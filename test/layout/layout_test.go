@@ -19,12 +19,19 @@ const module = "github.com/karpgate/karpgate"
 
 func goList(t *testing.T, args ...string) []string {
 	t.Helper()
+	return goListIn(t, ".", args...)
+}
+
+// goListIn runs go list in dir, a folder of the repository (a module of
+// its own under hack/, say).
+func goListIn(t *testing.T, dir string, args ...string) []string {
+	t.Helper()
 	root, err := crdsource.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("go", append([]string{"list"}, args...)...)
-	cmd.Dir = root
+	cmd.Dir = filepath.Join(root, dir)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -11,7 +11,7 @@ import (
 
 // KwokVersion is sigs.k8s.io/kwok's, the controller that plays the kubelet
 // of every simulated node; binaries_test.go keeps it equal to the Makefile
-// and hack/kwok. Karpenter v1.15.0's own kwok install pins the same release.
+// and hack/harness. Karpenter v1.15.0's own kwok install pins the same release.
 const KwokVersion = "v0.8.0"
 
 // Environment variables that override where the binaries are; the Makefile

@@ -1,10 +1,10 @@
 // Package karpenterstack runs a real Karpenter on simulated nodes next to a
 // control plane: kube-scheduler and kube-controller-manager (built by `make
-// tools` from hack/k8s), the kwok controller (hack/kwok), which plays the
+// tools` from hack/k8s), the kwok controller (hack/harness), which plays the
 // kubelet of every simulated node, and Karpenter's kwok provider: Karpenter
 // core with a cloud provider that creates Node objects instead of
 // instances, at one of the releases in Releases (releases.go), each built
-// from its own module (hack/karpenter-v1.15.0, hack/karpenter-v1.0.8).
+// from a build-only module (hack/harness, hack/karpenter-v1.0.8).
 // `karpgate run` and the Karpenter end-to-end tests use it.
 //
 // Each component is a child process in its own process group, started in

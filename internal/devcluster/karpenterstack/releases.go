@@ -12,7 +12,7 @@ import (
 type Release struct {
 	// Version is sigs.k8s.io/karpenter's, whose kwok provider `make tools`
 	// builds into bin/karpenter/<Version>/ from the build-only module of
-	// that release (hack/karpenter-v1.15.0, hack/karpenter-v1.0.8).
+	// that release (hack/harness for the newest, hack/karpenter-v1.0.8).
 	Version string
 	// CRDs are the NodePool, NodeClaim and EC2NodeClass CRDs (and the
 	// release's other kinds) the control plane installs: the aws provider's,
