@@ -310,6 +310,11 @@ func tryPrintedCommands(t *testing.T, release karpenterstack.Release, assets, ku
 			}
 		}
 	}
+	// kubectl kept this cluster's discovery in the test process's own cache
+	// (TestMain), where no earlier cluster on the same port left its own.
+	if cached, err := os.ReadDir(filepath.Join(os.Getenv(testenv.KubectlCacheEnv), "discovery")); err != nil || len(cached) == 0 {
+		t.Errorf("kubectl cached no discovery under $%s (%v): it read another cache", testenv.KubectlCacheEnv, err)
+	}
 	const readBack = "  kubectl get nodepools.v1.karpenter.sh legacy -o yaml"
 	if !release.Converts {
 		if strings.Contains(printed, readBack) {

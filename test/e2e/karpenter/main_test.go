@@ -67,6 +67,11 @@ func TestMain(m *testing.M) {
 	// loggers are set before either, and each cluster's serve logs to its
 	// own file.
 	localcluster.SetProcessLoggers(logr.Discard())
+	cleanCache, err := testenv.IsolateKubectlCache()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	for _, r := range karpenterstack.Releases {
 		sc := shared[r.Version]
@@ -85,6 +90,7 @@ func TestMain(m *testing.M) {
 			_ = os.RemoveAll(sc.dir)
 		}
 	}
+	cleanCache()
 	os.Exit(code)
 }
 
