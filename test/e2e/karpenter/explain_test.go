@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
 	"github.com/karpgate/karpgate/cmd/karpgate/app"
@@ -69,9 +72,20 @@ func testExplain(t *testing.T, release karpenterstack.Release) {
 
 	env.MustKubectl(nil, "patch", "nodepools.v1.karpenter.sh", p.Name, "--type=json",
 		"-p", `[{"op":"replace","path":"/spec/disruption/budgets/0/nodes","value":"1"}]`)
+	// Karpenter acts on the opened budget within one of its evaluations; on
+	// a busy machine that can come before explain's first look, and then
+	// the NodeClaim is gone, which is what the budget allowed: the
+	// replacement is still checked below, explain's verdict only when the
+	// look came first.
+	replacedFirst := false
 	waitFor(t, "explain calling "+name+" a drift candidate once the budget allows one", 2*time.Minute, func() error {
 		free, err := explainDriftErr(c, name)
 		if err != nil {
+			claims, listErr := nodeClaims(env, p.Name)
+			if listErr == nil && !slices.ContainsFunc(claims, func(nc unstructured.Unstructured) bool { return nc.GetName() == name }) {
+				replacedFirst = true
+				return nil
+			}
 			return err
 		}
 		if !free.reason.Candidate || free.reason.Budget.Allowed.Count != 1 {
@@ -80,6 +94,9 @@ func testExplain(t *testing.T, release karpenterstack.Release) {
 		}
 		return nil
 	})
+	if replacedFirst {
+		t.Logf("Karpenter replaced %s before explain looked at the opened budget", name)
+	}
 	waitFor(t, "Karpenter replacing the drift candidate "+name, 5*time.Minute, func() error {
 		claims, err := nodeClaims(env, p.Name)
 		if err != nil {
