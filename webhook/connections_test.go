@@ -150,18 +150,12 @@ type apiServerClient struct {
 
 func newAPIServerClient(t *testing.T, bundle *localca.Bundle, base string) *apiServerClient {
 	t.Helper()
-	certPEM, keyPEM, err := bundle.ClientCertificate("kube-apiserver")
+	cert, err := bundle.ClientTLS("kube-apiserver")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(bundle.CAPEM)
 	c := &apiServerClient{base: base, tr: &http.Transport{
-		TLSClientConfig:     &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", Certificates: []tls.Certificate{cert}},
+		TLSClientConfig:     &tls.Config{RootCAs: bundle.CertPool(), ServerName: "127.0.0.1", Certificates: []tls.Certificate{cert}},
 		MaxIdleConnsPerHost: 1,
 		IdleConnTimeout:     time.Hour,
 	}}
@@ -209,11 +203,7 @@ func TestClientCertificatesAreVerifiedBeforeASlot(t *testing.T) {
 	}
 	base, _ := serveUntilTestEnds(t, srv, port)
 
-	certPEM, keyPEM, err := bundle.ClientCertificate("kube-apiserver")
-	if err != nil {
-		t.Fatal(err)
-	}
-	apiServer, err := tls.X509KeyPair(certPEM, keyPEM)
+	apiServer, err := bundle.ClientTLS("kube-apiserver")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,11 +211,7 @@ func TestClientCertificatesAreVerifiedBeforeASlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	strangerPEM, strangerKey, err := stranger.ClientCertificate("kube-apiserver")
-	if err != nil {
-		t.Fatal(err)
-	}
-	forged, err := tls.X509KeyPair(strangerPEM, strangerKey)
+	forged, err := stranger.ClientTLS("kube-apiserver")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package serving
 import (
 	"bufio"
 	"crypto/tls"
-	"crypto/x509"
 	"net"
 	"net/http"
 	"testing"
@@ -29,16 +28,11 @@ func TestVerifiedConnectionsOutlastStrangers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clientPEM, clientKey, err := bundle.ClientCertificate("kube-apiserver")
+	clientCert, err := bundle.ClientTLS("kube-apiserver")
 	if err != nil {
 		t.Fatal(err)
 	}
-	clientCert, err := tls.X509KeyPair(clientPEM, clientKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(bundle.CAPEM)
+	pool := bundle.CertPool()
 	var closed []string
 	closedCh := make(chan string, 100)
 	l, err := Listen("test", "127.0.0.1:0", ConnLimits{Max: 4, OnClosed: func(reason string) { closedCh <- reason }},

@@ -4,29 +4,22 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/karpgate/karpgate/test/wait"
-
-	"github.com/karpgate/karpgate/internal/devcluster/loopback"
-
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/karpgate/karpgate/internal/devcluster/localca"
 	"github.com/karpgate/karpgate/test/benchratio"
 	"github.com/karpgate/karpgate/webhook"
 	conversionwebhook "github.com/karpgate/karpgate/webhook/conversion"
@@ -61,66 +54,31 @@ const (
 func startBenchServer(b *testing.B) *benchServer {
 	b.Helper()
 	ctrllog.SetLogger(logr.Discard())
-	dir := b.TempDir()
-	bundle, err := localca.New([]string{"127.0.0.1"}, time.Hour)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := bundle.WriteDir(dir); err != nil {
-		b.Fatal(err)
-	}
-	certPEM, keyPEM, err := bundle.ClientCertificate("kube-apiserver")
-	if err != nil {
-		b.Fatal(err)
-	}
-	apiServer, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ports, err := loopback.FreePorts(1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	port := ports[0]
 	engines := newEngine(b, "")
 	fixed := ctrladmission.HandlerFunc(func(context.Context, ctrladmission.Request) ctrladmission.Response { return ctrladmission.Allowed("") })
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "{}") })
-	srv, err := webhook.New(webhook.Options{
-		CertDir: dir, Host: "127.0.0.1", Port: port, ClientCAFile: filepath.Join(dir, localca.CAFile),
-		Limits: webhook.Limits{Timeout: 8 * time.Second, MemoryBudget: benchAdmissionBudget},
-		Routes: []webhook.Route{
-			{Path: "/validate", Handler: NewValidatingWebhook(engines, logr.Discard()), MemoryFactor: MemoryFactor, MemoryPerValue: MemoryPerValue, RequireClientCert: true},
-			{Path: "/mutate", Handler: NewMutatingWebhook(engines, logr.Discard()), MemoryFactor: MemoryFactor, MemoryPerValue: MemoryPerValue, RequireClientCert: true},
-			{Path: "/fixed", Handler: newWebhook(fixed, "fixed", logr.Discard()), MemoryFactor: MemoryFactor, MemoryPerValue: MemoryPerValue, RequireClientCert: true},
-			{Path: "/convert", Handler: ok, MaxBodyBytes: conversionwebhook.DefaultMaxRequestBytes, MemoryFactor: conversionwebhook.MemoryFactor,
-				Budget: &webhook.Budget{MaxInFlight: 16, Memory: benchConversionBudget}},
-		},
-	})
+	ts := startTLSServer(b, webhook.Limits{Timeout: 8 * time.Second, MemoryBudget: benchAdmissionBudget}, true,
+		webhook.Route{Path: "/validate", Handler: NewValidatingWebhook(engines, logr.Discard()), MemoryFactor: MemoryFactor, MemoryPerValue: MemoryPerValue, RequireClientCert: true},
+		webhook.Route{Path: "/mutate", Handler: NewMutatingWebhook(engines, logr.Discard()), MemoryFactor: MemoryFactor, MemoryPerValue: MemoryPerValue, RequireClientCert: true},
+		webhook.Route{Path: "/fixed", Handler: newWebhook(fixed, "fixed", logr.Discard()), MemoryFactor: MemoryFactor, MemoryPerValue: MemoryPerValue, RequireClientCert: true},
+		webhook.Route{Path: "/convert", Handler: ok, MaxBodyBytes: conversionwebhook.DefaultMaxRequestBytes, MemoryFactor: conversionwebhook.MemoryFactor,
+			Budget: &webhook.Budget{MaxInFlight: 16, Memory: benchConversionBudget}},
+	)
+	apiServer, err := ts.bundle.ClientTLS("kube-apiserver")
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Start(ctx) }()
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(bundle.CAPEM)
 	s := &benchServer{
-		base:         fmt.Sprintf("https://127.0.0.1:%d", port),
-		caPEM:        bundle.CAPEM,
-		srv:          srv,
-		apiServerTLS: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{apiServer}},
+		base:         ts.base,
+		caPEM:        ts.bundle.CAPEM,
+		srv:          ts.srv,
+		apiServerTLS: &tls.Config{RootCAs: ts.bundle.CertPool(), Certificates: []tls.Certificate{apiServer}},
 	}
 	s.client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: s.apiServerTLS, MaxIdleConnsPerHost: 128, MaxConnsPerHost: 128,
 	}}
-	b.Cleanup(func() {
-		s.client.CloseIdleConnections()
-		cancel()
-		if err := <-done; err != nil {
-			b.Errorf("webhook server: %v", err)
-		}
-	})
-	wait.For(b, "the server to start", func() bool { return srv.StartedChecker()(nil) == nil })
+	// Registered after the server's: closes the idle connections first.
+	b.Cleanup(s.client.CloseIdleConnections)
 	return s
 }
 
@@ -260,4 +218,26 @@ func (r loadResult) percentile(p float64) float64 {
 		return 0
 	}
 	return float64(r.latencies[int(p*float64(len(r.latencies)-1))].Microseconds()) / 1000
+}
+
+// valueCountSink keeps BenchmarkValueCount's result alive.
+var valueCountSink int64
+
+// BenchmarkValueCount is what the per-value charge (MemoryPerValue) adds
+// to every admission request: one pass over the body counting its JSON
+// values, against the round trip it is part of (x-roundtrip-p50 is the
+// count's share of a whole request's p50).
+func BenchmarkValueCount(b *testing.B) {
+	s := startBenchServer(b)
+	for _, c := range benchCases(b) {
+		b.Run(c.name, func(b *testing.B) {
+			count := func() { valueCountSink = webhook.ValueCount(c.body) }
+			roundTrip := func() {
+				if err := s.call(c.path, c.body, c.allowed); err != nil {
+					b.Fatal(err)
+				}
+			}
+			benchratio.Paired(b, count, roundTrip, "x-roundtrip")
+		})
+	}
 }

@@ -2,24 +2,17 @@ package admission
 
 import (
 	"bytes"
-	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/karpgate/karpgate/internal/devcluster/localca"
-	"github.com/karpgate/karpgate/internal/devcluster/loopback"
-	"github.com/karpgate/karpgate/test/wait"
 	"github.com/karpgate/karpgate/webhook"
 )
 
@@ -46,37 +39,10 @@ func TestWideReviewsAreChargedTheirValues(t *testing.T) {
 			"JSON values (array elements and object members), which need 84MiB of memory at peak (64 bytes a value on top of 10 a byte), more than the 64MiB budget for requests (--memory-limit)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			bundle, err := localca.New([]string{"127.0.0.1"}, time.Hour)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := bundle.WriteDir(dir); err != nil {
-				t.Fatal(err)
-			}
-			port := loopback.TestPort(t)
-			srv, err := webhook.New(webhook.Options{
-				CertDir: dir, Host: "127.0.0.1", Port: port, Limits: webhook.Limits{MemoryBudget: tt.budget},
-				Routes: []webhook.Route{{Path: "/validate", Handler: NewValidatingWebhook(engines, logr.Discard()), MemoryFactor: MemoryFactor, MemoryPerValue: MemoryPerValue}},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- srv.Start(ctx) }()
-			t.Cleanup(func() {
-				cancel()
-				if err := <-done; err != nil {
-					t.Errorf("Start: %v", err)
-				}
-			})
-			wait.For(t, "the server to be ready", func() bool { return srv.StartedChecker()(nil) == nil })
-
-			pool := x509.NewCertPool()
-			pool.AppendCertsFromPEM(bundle.CAPEM)
-			client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
-			resp, err := client.Post(fmt.Sprintf("https://127.0.0.1:%d/validate", port), "application/json", bytes.NewReader(body))
+			ts := startTLSServer(t, webhook.Limits{MemoryBudget: tt.budget}, false,
+				webhook.Route{Path: "/validate", Handler: NewValidatingWebhook(engines, logr.Discard()), MemoryFactor: MemoryFactor, MemoryPerValue: MemoryPerValue})
+			client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ts.bundle.CertPool(), MinVersion: tls.VersionTLS12}}}
+			resp, err := client.Post(ts.base+"/validate", "application/json", bytes.NewReader(body))
 			if err != nil {
 				t.Fatal(err)
 			}

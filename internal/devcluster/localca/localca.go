@@ -8,6 +8,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -140,6 +141,24 @@ func (b *Bundle) ClientCertificate(cn string) (certPEM, keyPEM []byte, err error
 		return nil, nil, err
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
+}
+
+// ClientTLS is a client certificate for cn signed by the CA
+// (ClientCertificate), ready for a tls.Config's Certificates.
+func (b *Bundle) ClientTLS(cn string) (tls.Certificate, error) {
+	certPEM, keyPEM, err := b.ClientCertificate(cn)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.X509KeyPair(certPEM, keyPEM)
+}
+
+// CertPool holds the bundle's CA: a client's RootCAs to trust the serving
+// certificate, a server's ClientCAs to verify ClientTLS certificates.
+func (b *Bundle) CertPool() *x509.CertPool {
+	pool := x509.NewCertPool()
+	pool.AddCert(b.caCert)
+	return pool
 }
 
 func serial() *big.Int {

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -39,6 +40,9 @@ func TestBundleServesTLSTrustedOnlyThroughItsCA(t *testing.T) {
 	if !pool.AppendCertsFromPEM(b.CAPEM) {
 		t.Fatal("CA PEM does not parse")
 	}
+	if !pool.Equal(b.CertPool()) {
+		t.Fatal("CertPool holds other than the CA of CAPEM")
+	}
 	trusted := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	for _, host := range []string{"127.0.0.1", "localhost"} {
 		resp, err := trusted.Get("https://" + net.JoinHostPort(host, port))
@@ -54,6 +58,57 @@ func TestBundleServesTLSTrustedOnlyThroughItsCA(t *testing.T) {
 	if resp, err := untrusted.Get(srv.URL); err == nil {
 		_ = resp.Body.Close()
 		t.Fatal("a different CA must not verify this certificate")
+	}
+}
+
+// A server that verifies clients against the bundle's CertPool accepts a
+// ClientTLS certificate and refuses one another CA signed.
+func TestClientTLSIsVerifiedThroughCertPool(t *testing.T) {
+	b, err := New([]string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serving, err := tls.X509KeyPair(b.CertPEM, b.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(r.TLS.PeerCertificates[0].Subject.CommonName))
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{serving}, ClientCAs: b.CertPool(), ClientAuth: tls.RequireAndVerifyClientCert}
+	srv.StartTLS()
+	defer srv.Close()
+	other, err := New([]string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name   string
+		signer *Bundle
+		wantOK bool
+	}{{"signed by the CA", b, true}, {"signed by another CA", other, false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			cert, err := tt.signer.ClientTLS("kube-apiserver")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: b.CertPool(), Certificates: []tls.Certificate{cert}}}}
+			resp, err := c.Get(srv.URL)
+			if !tt.wantOK {
+				if err == nil {
+					_ = resp.Body.Close()
+					t.Fatal("the server accepted a client certificate another CA signed")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if got, _ := io.ReadAll(resp.Body); string(got) != "kube-apiserver" {
+				t.Errorf("the server saw client %q, want kube-apiserver", got)
+			}
+		})
 	}
 }
 
