@@ -268,7 +268,11 @@ endif
 
 UNIT_PACKAGES = $$($(GO) list ./... | grep -v /test/e2e)
 
-unit: promtool budget-oracle ## Only the tests that need no API server, with the race detector.
+# A few unit tests (the rollout guard's conflict retries, the stack's kwok
+# resync) start the control plane, so it is built before they run. It comes
+# last here so that the budget oracle still builds first, before Karpenter
+# v1.0.8 (e2e), whose compiled packages it shares.
+unit: promtool budget-oracle $(TOOLS) ## The tests outside test/e2e, with the race detector; a few start the control plane.
 	$(GO) test $(TEST_BUILD) $(TEST_LINK) $(TEST_VET) -count=1 -timeout 45m $(TEST_FLAGS) $(UNIT_PACKAGES)
 
 e2e: tools etcdctl helm promtool krew pre-commit build ## Only the end-to-end tests, with the race detector.
