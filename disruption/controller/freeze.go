@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/karpgate/karpgate/budget/holdrecord"
@@ -19,13 +18,18 @@ import (
 // guard holds Guard.FreezeAfter of them: several NodePools whose new nodes
 // fail at once point at a cause they share (an AMI, a node class, the
 // network), which will break the next NodePool's rollout too. just is the
-// NodePool the guard has just held, which the cache may not show yet.
+// NodePool the guard has just held.
+//
+// The holds are counted from the API server, not the informer cache: this
+// runs only when a hold is placed, so when two NodePools are held moments
+// apart, a lagging cache would show each the other without its hold, and
+// neither would trip the freeze. Read live, whichever counts last sees both.
 func (r *reconciler) freezeClusterIfTripped(ctx context.Context, just string, now time.Time) error {
 	if r.opts.Guard.FreezeAfter <= 0 {
 		return nil
 	}
 	var pools state.NodePoolList
-	if err := r.cache.List(ctx, &pools, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.direct.List(ctx, &pools); err != nil {
 		return err
 	}
 	held := map[string]bool{just: true}
