@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/karpgate/karpgate/internal/devcluster/loopback"
+	"github.com/karpgate/karpgate/test/background"
 	"github.com/karpgate/karpgate/test/wait"
 
 	"github.com/karpgate/karpgate/internal/devcluster/localca"
@@ -108,20 +108,12 @@ func TestOptionsAreChecked(t *testing.T) {
 	}
 }
 
-// serveUntilTestEnds starts srv until the test ends (or stop), waits until
+// serveUntilTestEnds starts srv until the test ends (or cancel), waits until
 // it serves, and returns its base URL; the test fails if Start returns an
 // error.
-func serveUntilTestEnds(t *testing.T, srv *Server, port int) (base string, stop context.CancelFunc) {
+func serveUntilTestEnds(t *testing.T, srv *Server, port int) (base string, cancel func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Start: %v", err)
-		}
-	})
+	run := background.Start(t, "Start", srv.Start)
 	wait.For(t, "the server to be ready", func() bool { return srv.StartedChecker()(nil) == nil })
-	return "https://127.0.0.1:" + strconv.Itoa(port), cancel
+	return "https://127.0.0.1:" + strconv.Itoa(port), run.Cancel
 }

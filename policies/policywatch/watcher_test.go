@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/karpgate/karpgate/test/background"
 	"github.com/karpgate/karpgate/test/wait"
 
 	"github.com/go-logr/logr"
@@ -159,15 +160,7 @@ func TestMissingConfigMeansDefaultsAndIsWatched(t *testing.T) {
 	if got := w.Engine().Config(); got.Environment != "production" || len(got.Rules) != 0 {
 		t.Fatalf("want defaults with --environment, got %+v", got)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Start(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	background.Start(t, "the policy watcher", w.Start)
 	if err := os.WriteFile(path, []byte("environment: staging\nrules: {KG102: {enabled: false}}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,8 +17,8 @@ import (
 
 	"github.com/karpgate/karpgate/disruption/controller"
 	"github.com/karpgate/karpgate/internal/manifest"
+	"github.com/karpgate/karpgate/test/background"
 	"github.com/karpgate/karpgate/test/testenv"
-	"github.com/karpgate/karpgate/test/wait"
 )
 
 // createWithStatus creates each object, then writes the status it was given
@@ -104,25 +103,8 @@ func startLoop(t *testing.T, env *testenv.Env, mgrOpts manager.Options, opts con
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("manager %s: %v", opts.Name, err)
-				}
-			case <-time.After(wait.Patience):
-				t.Errorf("manager %s did not stop", opts.Name)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return &runningLoop{loop: loop, stop: stop}
+	run := background.Start(t, "manager "+opts.Name, mgr.Start)
+	return &runningLoop{loop: loop, stop: run.Stop}
 }
 
 // poolEvents lists "nodepool reason" for the events a controller emitted,

@@ -1,7 +1,6 @@
 package admission
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/karpgate/karpgate/internal/devcluster/localca"
 	"github.com/karpgate/karpgate/internal/devcluster/loopback"
+	"github.com/karpgate/karpgate/test/background"
 	"github.com/karpgate/karpgate/test/wait"
 	"github.com/karpgate/karpgate/webhook"
 )
@@ -42,15 +42,7 @@ func startTLSServer(tb testing.TB, limits webhook.Limits, verifyClients bool, ro
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Start(ctx) }()
-	tb.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			tb.Errorf("webhook server: %v", err)
-		}
-	})
+	background.Start(tb, "webhook server", srv.Start)
 	wait.For(tb, "the server to start", func() bool { return srv.StartedChecker()(nil) == nil })
 	return &tlsServer{base: fmt.Sprintf("https://127.0.0.1:%d", port), srv: srv, bundle: bundle}
 }
