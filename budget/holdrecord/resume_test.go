@@ -111,3 +111,21 @@ func TestCheckDatesRefusesHoldsDatedInTheFuture(t *testing.T) {
 		})
 	}
 }
+
+// FuzzCheckDates: whatever a write's annotations hold, judging them never
+// panics, and a resume never keeps a record.
+func FuzzCheckDates(f *testing.F) {
+	f.Add(record("2099-01-01T00:00:00Z"), "", "2026-11-28T08:00:00Z", true)
+	f.Add(`{"budget":{},"since":"x"}`, "2026-11-28T08:00:00Z", "2026-11-28T08:00:00.5+01:00", false)
+	f.Fuzz(func(t *testing.T, rec, storedResume, resume string, keepRecord bool) {
+		before := map[string]string{recordKey: rec, resumedKey: storedResume}
+		after := map[string]string{resumedKey: resume}
+		if keepRecord {
+			after[recordKey] = rec
+		}
+		_ = CheckDates(nil, after, time.Date(2026, 11, 28, 8, 0, 0, 0, time.UTC))
+		if Resumes(before, after) && keepRecord {
+			t.Fatalf("a write that keeps the record resumed")
+		}
+	})
+}
