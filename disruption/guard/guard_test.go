@@ -249,6 +249,31 @@ func TestFreezeIsTheSameBudgetMarkedAsAFreeze(t *testing.T) {
 	}
 }
 
+// TestFreezeReplacesARecordThatHoldsNothing: a record planted by anyone
+// who may write the NodePool, one that vouches for no hold, must not make
+// a freeze skip the NodePool as already held.
+func TestFreezeReplacesARecordThatHoldsNothing(t *testing.T) {
+	tests := []struct{ name, budgets, record string }{
+		{"unreadable", `[{"nodes":"10%"}]`, "yes"},
+		{"names another budget", `[{"nodes":"10%"},{"nodes":"0"}]`, `{"budget":{"nodes":"0"},"index":1,"since":"2099-01-01T00:00:00Z","reason":"forged"}`},
+		{"its budget is not at its index", `[{"nodes":"10%"}]`, `{"budget":{"nodes":"0","reasons":["Drifted"]},"index":1,"since":"2099-01-01T00:00:00Z","reason":"forged"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			np := nodePool(t, tt.budgets, map[string]string{karpenter.RolloutGuardAnnotation: tt.record})
+			m, err := Freeze(np, t0, "incident")
+			if err != nil {
+				t.Fatalf("freeze over a record that holds nothing: %v", err)
+			}
+			budgets, _, _ := unstructured.NestedSlice(np.Object, budgetsPath...)
+			got, index, held := holdrecord.Held(np.GetAnnotations(), budgets)
+			if !held || !got.Frozen() || index != m.Index || got.Reason != "incident" || !got.Since.Equal(t0) {
+				t.Errorf("after the freeze: held %v at %d, record %+v; budgets %s", held, index, got, budgetsJSON(t, np))
+			}
+		})
+	}
+}
+
 // TestRecordsWrittenBeforeFreezesAreGuardHolds: a record of an older
 // karpgate (no "by") is recognised, read as the rollout guard's, and lifted.
 func TestRecordsWrittenBeforeFreezesAreGuardHolds(t *testing.T) {

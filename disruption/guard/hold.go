@@ -36,7 +36,11 @@ var budgetsPath = []string{"spec", "disruption", "budgets"}
 
 // Hold appends the guard's budget to the NodePool and records it. It fails,
 // changing nothing, when karpgate already holds the NodePool or the budgets
-// cannot be read.
+// cannot be read. A record that vouches for no hold (holdrecord.Held: it
+// does not parse, names a budget karpgate never adds, or its budget is not
+// at its index) holds nothing, so it is replaced: otherwise anyone who may
+// write the NodePool could plant one and make a later freeze, in an
+// incident, skip the NodePool as "already held".
 func Hold(np *unstructured.Unstructured, now time.Time, reason string) (*holdrecord.Marker, error) {
 	return hold(np, now, reason, "")
 }
@@ -51,15 +55,12 @@ func Freeze(np *unstructured.Unstructured, now time.Time, reason string) (*holdr
 var ErrHeld = errors.New("karpgate already holds it")
 
 func hold(np *unstructured.Unstructured, now time.Time, reason, by string) (*holdrecord.Marker, error) {
-	if m, err := holdrecord.ReadMarker(np.GetAnnotations()); err != nil || m != nil {
-		if err != nil {
-			return nil, fmt.Errorf("NodePool %s: %w", np.GetName(), err)
-		}
-		return nil, fmt.Errorf("NodePool %s: %w: %s holds it since %s", np.GetName(), ErrHeld, m.Holder(), m.Since.Format(time.RFC3339))
-	}
 	budgets, found, err := unstructured.NestedSlice(np.Object, budgetsPath...)
 	if err != nil {
 		return nil, fmt.Errorf("NodePool %s: spec.disruption.budgets: %w", np.GetName(), err)
+	}
+	if m, _, held := holdrecord.Held(np.GetAnnotations(), budgets); held {
+		return nil, fmt.Errorf("NodePool %s: %w: %s holds it since %s", np.GetName(), ErrHeld, m.Holder(), m.Since.Format(time.RFC3339))
 	}
 	if !found {
 		// The v1 CRD always defaults the list; appending to a missing one

@@ -44,9 +44,10 @@ func apply(ctx context.Context, c client.Client, name string, add func(*unstruct
 		if err != nil {
 			return err
 		}
-		if m, err := holdrecord.ReadMarker(live.GetAnnotations()); err != nil || m != nil {
+		budgets, _, _ := unstructured.NestedSlice(live.Object, budgetsPath...)
+		if m, _, held := holdrecord.Held(live.GetAnnotations(), budgets); held {
 			existing = m
-			return err // already held (or a broken record, which Hold would refuse too)
+			return nil // already held; a record that vouches for nothing is replaced by add
 		}
 		changed := live.DeepCopy()
 		m, err := add(changed)
