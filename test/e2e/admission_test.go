@@ -24,7 +24,8 @@ import (
 // against one local cluster (Karpenter v1.0.8's CRDs, karpgate serve
 // in-process with the configuration `karpgate run` uses): what kubectl
 // prints for denials, warnings and mutations, with and without
-// --dry-run=server, v1beta1 manifests end to end, malformed reviews,
+// --dry-run=server, v1beta1 manifests end to end and judged as stored
+// (stored_form_test.go), malformed reviews,
 // configuration reload, metrics and readiness.
 func TestAdmissionWebhooks(t *testing.T) {
 	env, cluster := testenv.StartKarpgate(t, localcluster.Options{
@@ -110,6 +111,8 @@ func TestAdmissionWebhooks(t *testing.T) {
 		}
 		wantJSON(t, "v1 amiSelectorTerms", field(getJSON(t, env, "ec2nodeclasses.v1.karpenter.k8s.aws", "default"), "spec", "amiSelectorTerms"), `[{"alias": "al2@latest"}]`)
 	})
+
+	judgedAsStored(t, env)
 
 	t.Run("malformed AdmissionReview bodies get a clear error", func(t *testing.T) {
 		pool := x509.NewCertPool()
