@@ -49,7 +49,7 @@ func judgedAsStored(t *testing.T, env *testenv.Env) {
 	})
 
 	t.Run("a v1 object read as v1beta1 and written back keeps its v1-only fields", func(t *testing.T) {
-		env.MustKubectl([]byte(roundTripClass), "apply", "-f", "-")
+		env.MustKubectl([]byte(productionClass("round-trip")), "apply", "-f", "-")
 		beta := getJSON(t, env, "ec2nodeclasses.v1beta1.karpenter.k8s.aws", "round-trip")
 		if _, ok := field(beta, "metadata", "annotations").(map[string]any)[karpenter.RestoreV1Annotation]; !ok {
 			t.Fatalf("the v1beta1 view carries no %s for spec.kubelet", karpenter.RestoreV1Annotation)
@@ -66,26 +66,29 @@ func judgedAsStored(t *testing.T, env *testenv.Env) {
 	})
 
 	t.Run("a write to an object being deleted is judged", func(t *testing.T) {
-		env.MustKubectl([]byte(roundTripClass), "apply", "-f", "-")
-		env.MustKubectl(nil, "patch", "ec2nodeclasses.v1.karpenter.k8s.aws/round-trip", "--type=merge", "-p", `{"metadata":{"finalizers":["example.com/hold"]}}`)
-		env.MustKubectl(nil, "delete", "ec2nodeclasses.v1.karpenter.k8s.aws/round-trip", "--wait=false")
-		res := env.Kubectl(nil, "patch", "ec2nodeclasses.v1.karpenter.k8s.aws/round-trip", "--type=json",
-			"-p", `[{"op":"replace","path":"/spec/amiSelectorTerms/0/alias","value":"al2023@latest"}]`)
-		if res.ExitCode != 1 || !strings.Contains(res.Stderr, denied+"EC2NodeClass/round-trip breaks 1 karpgate rule:\nKG101 spec.amiSelectorTerms[0].alias") {
+		const obj = "ec2nodeclasses.v1.karpenter.k8s.aws/being-deleted"
+		env.MustKubectl([]byte(productionClass("being-deleted")), "apply", "-f", "-")
+		env.MustKubectl(nil, "patch", obj, "--type=merge", "-p", `{"metadata":{"finalizers":["example.com/hold"]}}`)
+		env.MustKubectl(nil, "delete", obj, "--wait=false")
+		res := env.Kubectl(nil, "patch", obj, "--type=json", "-p", `[{"op":"replace","path":"/spec/amiSelectorTerms/0/alias","value":"al2023@latest"}]`)
+		if res.ExitCode != 1 || !strings.Contains(res.Stderr, denied+"EC2NodeClass/being-deleted breaks 1 karpgate rule:\nKG101 spec.amiSelectorTerms[0].alias") {
 			t.Fatalf("a spec change to an object being deleted: exit %d\n%s", res.ExitCode, res.Stderr)
 		}
-		env.MustKubectl(nil, "patch", "ec2nodeclasses.v1.karpenter.k8s.aws/round-trip", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
-		if res := env.Kubectl(nil, "get", "ec2nodeclasses.v1.karpenter.k8s.aws/round-trip"); res.ExitCode == 0 {
+		// Removing the finalizer is never judged, and the object goes.
+		env.MustKubectl(nil, "patch", obj, "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+		if res := env.Kubectl(nil, "get", obj); res.ExitCode == 0 {
 			t.Fatalf("the EC2NodeClass is still there: %s", res.Stdout)
 		}
 	})
 }
 
-// roundTripClass has spec.kubelet, which v1beta1 has no field for.
-const roundTripClass = `apiVersion: karpenter.k8s.aws/v1
+// productionClass is a pinned production EC2NodeClass with spec.kubelet,
+// which v1beta1 has no field for.
+func productionClass(name string) string {
+	return `apiVersion: karpenter.k8s.aws/v1
 kind: EC2NodeClass
 metadata:
-  name: round-trip
+  name: ` + name + `
   labels:
     karpgate.io/environment: production
 spec:
@@ -101,3 +104,4 @@ spec:
     - tags:
         karpenter.sh/discovery: e2e
 `
+}
