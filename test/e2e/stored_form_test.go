@@ -17,9 +17,12 @@ import (
 func judgedAsStored(t *testing.T, env *testenv.Env) {
 	const denied = `admission webhook "validate.karpgate.io" denied the request: `
 
+	forgedLatest := string(readTestdata(t, "admission", "ec2nodeclass-v1beta1-forged-latest.yaml"))
+	// The same v1beta1 body without the record: pinned, as it says.
+	honest := strings.Replace(forgedLatest, "    karpgate.io/restore-v1:", "    removed-record:", 1)
+
 	t.Run("a forged restore record cannot store @latest in a production EC2NodeClass", func(t *testing.T) {
-		const file = "../testdata/admission/ec2nodeclass-v1beta1-forged-latest.yaml"
-		res := env.Kubectl(nil, "apply", "-f", file)
+		res := env.Kubectl([]byte(forgedLatest), "apply", "-f", "-")
 		if res.ExitCode != 1 || !strings.Contains(res.Stderr, denied+"EC2NodeClass/forged-latest cannot be stored as written:\n"+
 			"karpgate.io/restore-v1 records[0] at spec.amiSelectorTerms: it would store a value this write does not show, and the rules judge the stored object differently with it: adds KG101 (deny) at spec.amiSelectorTerms[0].alias") {
 			t.Fatalf("exit %d\n%s", res.ExitCode, res.Stderr)
@@ -27,8 +30,6 @@ func judgedAsStored(t *testing.T, env *testenv.Env) {
 		if res := env.Kubectl(nil, "get", "ec2nodeclasses.v1.karpenter.k8s.aws", "forged-latest", "-o", "jsonpath={.spec.amiSelectorTerms}"); res.ExitCode == 0 {
 			t.Fatalf("the EC2NodeClass was stored, with amiSelectorTerms %s", res.Stdout)
 		}
-		// The body alone is what it says: pinned.
-		honest := strings.Replace(string(readTestdata(t, "admission", "ec2nodeclass-v1beta1-forged-latest.yaml")), "    karpgate.io/restore-v1:", "    removed-record:", 1)
 		env.MustKubectl([]byte(honest), "apply", "-f", "-")
 		if alias := env.MustKubectl(nil, "get", "ec2nodeclasses.v1.karpenter.k8s.aws", "forged-latest", "-o", "jsonpath={.spec.amiSelectorTerms[0].alias}"); alias != "al2023@v20240807" {
 			t.Fatalf("stored alias %q", alias)
@@ -36,13 +37,15 @@ func judgedAsStored(t *testing.T, env *testenv.Env) {
 	})
 
 	t.Run("a forged restore record cannot store a waiver", func(t *testing.T) {
+		const obj = "ec2nodeclasses.v1beta1.karpenter.k8s.aws/forged-waiver"
+		env.MustKubectl([]byte(strings.Replace(honest, "name: forged-latest", "name: forged-waiver", 1)), "apply", "-f", "-")
 		const record = `{"records":[{"path":["metadata","annotations","karpgate.io/waive-KG101"],"original":"tested elsewhere"}]}`
-		res := env.Kubectl(nil, "annotate", "ec2nodeclasses.v1beta1.karpenter.k8s.aws", "forged-latest", karpenter.RestoreV1Annotation+"="+record)
-		if res.ExitCode != 1 || !strings.Contains(res.Stderr, denied+"EC2NodeClass/forged-latest cannot be stored as written:\n"+
+		res := env.Kubectl(nil, "annotate", obj, "--overwrite", karpenter.RestoreV1Annotation+"="+record)
+		if res.ExitCode != 1 || !strings.Contains(res.Stderr, denied+"EC2NodeClass/forged-waiver cannot be stored as written:\n"+
 			`karpgate.io/restore-v1 records[0] at metadata.annotations[karpgate.io/waive-KG101]: it would store annotation karpgate.io/waive-KG101 "tested elsewhere", where this write has none`) {
 			t.Fatalf("exit %d\n%s", res.ExitCode, res.Stderr)
 		}
-		stored := getJSON(t, env, "ec2nodeclasses.v1.karpenter.k8s.aws", "forged-latest")
+		stored := getJSON(t, env, "ec2nodeclasses.v1.karpenter.k8s.aws", "forged-waiver")
 		if v, ok := field(stored, "metadata", "annotations").(map[string]any)["karpgate.io/waive-KG101"]; ok {
 			t.Fatalf("the stored EC2NodeClass carries karpgate.io/waive-KG101 %q", v)
 		}
