@@ -95,6 +95,12 @@ func TestLiftRemovesOnlyKarpgatesBudget(t *testing.T) {
 		{"moved, with an equal budget elsewhere: ambiguous, nothing changes",
 			held(`[`+userZeroDrift+`,{"nodes":"10%"}]`, 1), "", `[` + userZeroDrift + `,{"nodes":"10%"}]`, ErrAmbiguous},
 		{"not held", nodePool(t, `[`+userZeroDrift+`]`, nil), NotHeld, `[` + userZeroDrift + `]`, nil},
+		{"a hold since 2099 is lifted now",
+			nodePool(t, `[{"nodes":"10%"},`+userZeroDrift+`]`, map[string]string{karpenter.RolloutGuardAnnotation: `{"budget":` + userZeroDrift + `,"index":1,"since":"2099-01-01T00:00:00Z","reason":"forged","by":"freeze"}`, "other": "kept"}),
+			Removed, `[{"nodes":"10%"}]`, nil},
+		{"a record of a budget karpgate never adds: the record goes, the budget stays",
+			nodePool(t, `[{"nodes":"10%"},{"nodes":"0"}]`, map[string]string{karpenter.RolloutGuardAnnotation: `{"budget":{"nodes":"0"},"index":1,"since":"2026-01-05T08:00:00Z","reason":"forged"}`, "other": "kept"}),
+			NotKarpgates, `[{"nodes":"10%"},{"nodes":"0"}]`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,6 +23,9 @@ const (
 	// AlreadyGone means karpgate's budget had already been removed by someone
 	// else; only the record was removed.
 	AlreadyGone Outcome = "already-gone"
+	// NotKarpgates means the record named a budget karpgate never adds; only
+	// the record was removed, and every budget stays.
+	NotKarpgates Outcome = "not-karpgates"
 )
 
 // ErrAmbiguous means karpgate's budget is not where it was added, but a budget of
@@ -76,9 +79,11 @@ func hold(np *unstructured.Unstructured, now time.Time, reason, by string) (*hol
 }
 
 // Lift removes the guard's budget and record from the NodePool and notes when
-// the hold ended. See the package documentation for when it refuses.
+// the hold ended, in one write, whatever the record's since says. See the
+// package documentation for when it refuses.
 func Lift(np *unstructured.Unstructured, now time.Time) (Outcome, *holdrecord.Marker, error) {
-	m, err := holdrecord.ReadMarker(np.GetAnnotations())
+	annotations := np.GetAnnotations()
+	m, err := holdrecord.ReadMarker(annotations)
 	if err != nil {
 		return "", nil, fmt.Errorf("NodePool %s: %w", np.GetName(), err)
 	}
@@ -90,20 +95,25 @@ func Lift(np *unstructured.Unstructured, now time.Time) (Outcome, *holdrecord.Ma
 		return "", m, fmt.Errorf("NodePool %s: spec.disruption.budgets: %w", np.GetName(), err)
 	}
 	outcome := AlreadyGone
+	_, index, held := holdrecord.Held(annotations, budgets)
 	switch {
-	case m.Present(budgets):
+	case held:
 		outcome = Removed
-		budgets = append(budgets[:m.Index:m.Index], budgets[m.Index+1:]...)
+		budgets = append(budgets[:index:index], budgets[index+1:]...)
 		if err := unstructured.SetNestedSlice(np.Object, budgets, budgetsPath...); err != nil {
 			return "", m, err
 		}
+	case !holdrecord.SameBudget(m.Budget, holdrecord.Budget()):
+		// A record of a budget karpgate never adds vouches for nothing:
+		// that budget is someone's own, and stays.
+		outcome = NotKarpgates
 	case indexOf(budgets, m.Budget) >= 0:
 		return "", m, fmt.Errorf("NodePool %s: %w: spec.disruption.budgets[%d] is no longer karpgate's budget %s, but spec.disruption.budgets[%d] has the same value and may be yours; karpgate changes nothing: in one edit, delete the budget you no longer want and the annotation %s, and set the annotation %s to the current time (RFC 3339), which tells karpgate's webhook the hold is over",
 			np.GetName(), ErrAmbiguous, m.Index, compact(m.Budget), indexOf(budgets, m.Budget), karpenter.RolloutGuardAnnotation, karpenter.RolloutGuardResumedAnnotation)
 	}
-	annotations := np.GetAnnotations()
+	resumed := holdrecord.NextResume(annotations, now)
 	delete(annotations, karpenter.RolloutGuardAnnotation)
-	annotations[karpenter.RolloutGuardResumedAnnotation] = now.UTC().Format(time.RFC3339)
+	annotations[karpenter.RolloutGuardResumedAnnotation] = resumed
 	np.SetAnnotations(annotations)
 	return outcome, m, nil
 }

@@ -177,12 +177,17 @@ func stuckPool(name string, now time.Time) []*unstructured.Unstructured {
 // TestRolloutGuardTripsAClusterWideFreeze: with --rollout-guard-freeze-after
 // 2, the guard holding two NodePools freezes drift in every NodePool; the
 // freeze stays when the guard is turned off, and resume --all lifts it all.
+// A record that vouches for no hold does not count (issue #38).
 func TestRolloutGuardTripsAClusterWideFreeze(t *testing.T) {
 	ctrllog.SetLogger(logr.Discard())
 	env := testenv.Start(t, testenv.CRDs(t, crdsource.KarpenterV1_15_1))
 	start := time.Now().UTC().Truncate(time.Second)
 	objs := append(stuckPool("g1", start), stuckPool("g2", start)...)
-	objs = append(objs, nodePoolObject("bystander", "", "", `[{"nodes":"10%"}]`))
+	objs = append(objs, nodePoolObject("bystander", "", "", `[{"nodes":"10%"}]`),
+		// A guard record of a budget the guard never adds ({nodes "0"}
+		// holds every reason): no drift rollout held, so it must not
+		// count towards the freeze, and resume must leave its budget.
+		nodePoolObject("decoy", "", `"karpgate.io/rollout-guard":`+jsonString(`{"budget":{"nodes":"0"},"index":1,"since":"2026-01-05T08:00:00Z","reason":"not the guard's"}`), decoyBudgets))
 	createWithStatus(t, env.Client, objs)
 	clk := clocktesting.NewFakeClock(start)
 	registry := prometheus.NewRegistry()
@@ -225,13 +230,19 @@ func TestRolloutGuardTripsAClusterWideFreeze(t *testing.T) {
 		return nil
 	})
 	loop.stop()
-	if code, out := karpgateRun(t, env, "resume", "--all"); code != 0 || !strings.Contains(out, "resumed 3 of 3") {
+	if code, out := karpgateRun(t, env, "resume", "--all"); code != 0 || !strings.Contains(out, "resumed 4 of 4") ||
+		!strings.Contains(out, `NodePool decoy: its record named spec.disruption.budgets[1] {"nodes":"0"}, which is no budget karpgate adds; cleared the record and left every budget`) {
 		t.Errorf("resume --all: exit %d\n%s", code, out)
 	}
 	if got, holder := holdOf(t, env, "bystander"); holder != "" || got != `[{"nodes":"10%"}]` {
 		t.Errorf("bystander after resume: %s (%s)", got, holder)
 	}
+	if got, holder := holdOf(t, env, "decoy"); holder != "" || got != decoyBudgets {
+		t.Errorf("decoy after resume: %s (%s), want %s", got, holder, decoyBudgets)
+	}
 }
+
+const decoyBudgets = `[{"nodes":"50%"},{"nodes":"0"}]`
 
 // hasPoolMetrics says whether the loop has exported metrics for a NodePool.
 func hasPoolMetrics(t *testing.T, registry *prometheus.Registry, pool string) bool {
