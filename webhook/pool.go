@@ -15,6 +15,9 @@ type pool struct {
 	// strangers bounds what requests of callers that are not known hold;
 	// nil when the server cannot know callers, and strangers may hold all.
 	strangers *share
+	// forKnown and forStrangers are what each kind of caller takes from
+	// (shares).
+	forKnown, forStrangers []*share
 }
 
 // share is a number of slots and an amount of memory.
@@ -31,8 +34,10 @@ func newShare(slots int, memory int64) *share {
 // newPool makes a pool; with strangersShare, strangers get half of it.
 func newPool(slots int, memory int64, strangersShare bool) *pool {
 	p := &pool{all: *newShare(slots, memory)}
+	p.forKnown, p.forStrangers = []*share{&p.all}, []*share{&p.all}
 	if strangersShare {
 		p.strangers = newShare(max(slots/2, 1), memory/2)
+		p.forStrangers = []*share{p.strangers, &p.all}
 	}
 	return p
 }
@@ -41,10 +46,10 @@ func newPool(slots int, memory int64, strangersShare bool) *pool {
 // share first, then from the whole pool; known callers only from the
 // whole pool.
 func (p *pool) shares(known bool) []*share {
-	if known || p.strangers == nil {
-		return []*share{&p.all}
+	if known {
+		return p.forKnown
 	}
-	return []*share{p.strangers, &p.all}
+	return p.forStrangers
 }
 
 // memoryFor is the most memory a caller may hold.
