@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/karpgate/karpgate/internal/deploy"
+	"github.com/karpgate/karpgate/internal/serving"
 )
 
 // Labels every object carries; SelectorLabels is the subset the Deployment,
@@ -116,7 +117,10 @@ func (o Options) validate() error {
 			return fmt.Errorf("install options: %s webhook timeoutSeconds %d: the API server accepts 1 to 30", w.name, w.p.TimeoutSeconds)
 		}
 	}
-	if o.NetworkPolicy.Enabled && len(o.NetworkPolicy.APIServerCIDRs) == 0 {
+	if _, err := serving.ParseTrustedSources(o.TrustedSourceCIDRs); err != nil {
+		return fmt.Errorf("install options: trustedSourceCIDRs: %w", err)
+	}
+	if o.NetworkPolicy.Enabled && len(apiServerCIDRs(o)) == 0 {
 		return fmt.Errorf("install options: the NetworkPolicy admits no API server address to the webhook port, so every webhook call would fail; list the API server's CIDRs (or %q for any)", DefaultAPIServerCIDRs)
 	}
 	return nil

@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
@@ -78,6 +82,19 @@ var helmVariant = rendering{name: "helm without cert-manager", namespace: "platf
 		"--set", "webhooks.validating.failurePolicy=Ignore", "--set", "webhooks.mutating.timeoutSeconds=3", "--set", "networkPolicy.enabled=false"}
 }}
 
+// helmTrusted is the chart's defaults with the API server's addresses
+// trusted: the flag in the pod, and the NetworkPolicy admitting exactly
+// those to the webhook port (checkTrustedSources).
+var helmTrusted = rendering{name: "helm with trusted sources", namespace: deploy.Namespace, ca: "cert-manager",
+	want: withObjects(expectations{replicas: 2, validating: "Fail", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 10,
+		args: append(slices.Clone(defaults.args), "--trusted-source-cidrs="+strings.Join(trustedSourceCIDRs, ","))}, 18),
+	args: func(_, helm, root string) []string {
+		return []string{helm, "template", "karpgate", filepath.Join(root, "manifests", "charts", "karpgate"), "--namespace", deploy.Namespace,
+			"--set", "trustedSourceCIDRs={" + strings.Join(trustedSourceCIDRs, ",") + "}"}
+	}}
+
+var trustedSourceCIDRs = []string{"10.0.16.0/28", "10.0.32.7/32"}
+
 // testCABundle is base64 of a PEM header: the API server does not parse it
 // until it calls the webhook.
 const testCABundle = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="
@@ -107,7 +124,7 @@ func TestInstallManifests(t *testing.T) {
 	karpenterService := conversionService(t, env, karpenterCRDs[0])
 
 	rendered := map[string][]*manifest.Object{}
-	for _, r := range append(renderings, helmVariant) {
+	for _, r := range append(renderings, helmVariant, helmTrusted) {
 		t.Run("render and check/"+r.name, func(t *testing.T) {
 			out := run(t, r.args(kubectl, helm, root)...)
 			objs := parseObjects(t, r.name, out)
@@ -193,6 +210,10 @@ func TestInstallManifests(t *testing.T) {
 				t.Errorf("%s: got %q, want %q", crd, got, want)
 			}
 		}
+	})
+
+	t.Run("render and check/"+helmTrusted.name+"/the NetworkPolicy admits them only", func(t *testing.T) {
+		checkTrustedSources(t, rendered[helmTrusted.name], trustedSourceCIDRs)
 	})
 
 	t.Run("helm default values equal the cert-manager overlay", func(t *testing.T) {
@@ -339,4 +360,28 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// checkTrustedSources: the NetworkPolicy admits exactly the trusted
+// addresses to the webhook port.
+func checkTrustedSources(t *testing.T, objs []*manifest.Object, want []string) {
+	t.Helper()
+	for _, o := range objs {
+		if o.Kind() != "NetworkPolicy" {
+			continue
+		}
+		var np networkingv1.NetworkPolicy
+		if err := json.Unmarshal(mustJSON(t, o.Content), &np); err != nil {
+			t.Fatal(err)
+		}
+		var admitted []string
+		for _, peer := range np.Spec.Ingress[0].From {
+			admitted = append(admitted, peer.IPBlock.CIDR)
+		}
+		if np.Spec.Ingress[0].Ports[0].Port.StrVal != deploy.WebhookPortName || !slices.Equal(admitted, want) {
+			t.Errorf("the NetworkPolicy admits %q to port %v, want %q to the webhook port", admitted, np.Spec.Ingress[0].Ports[0].Port, want)
+		}
+		return
+	}
+	t.Error("no NetworkPolicy rendered")
 }

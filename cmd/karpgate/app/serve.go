@@ -18,6 +18,7 @@ import (
 
 	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
 	"github.com/karpgate/karpgate/internal/deploy"
+	"github.com/karpgate/karpgate/internal/serving"
 	"github.com/karpgate/karpgate/policies/policywatch"
 )
 
@@ -27,6 +28,7 @@ func newServeCommand(s Streams) *cobra.Command {
 	maxBytes := byteSize(opts.MaxRequestBytes)
 	checkMemory := byteSize(opts.PolicyCheckMemory)
 	memoryLimit, memoryLimitErr := memoryLimitFromEnv()
+	var trustedSources []string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve karpgate's admission and conversion webhooks, and run the disruption loop",
@@ -50,9 +52,15 @@ for get on the path (ClusterRole ` + deploy.MetricsReaderClusterRole + `);
 --metrics-secure=false serves them as plain HTTP on loopback instead. Times in
 Events and /explain read in karpgate.yaml's timezone as well as UTC.
 
-Requests take a slot (--max-concurrent-requests) and reserve memory before
-their body is read; the memory budget and the Go heap limit come from
---memory-limit (the Deployment passes the container's limit in $` + deploy.MemoryLimitEnv + `).
+Requests are charged memory as their bodies arrive, which must keep a pace (the
+first bytes within a quarter of a second, the rest at 1 MiB/s), then take a
+slot (--max-concurrent-requests); the memory budget and the Go heap limit come
+from --memory-limit (the Deployment passes the container's limit in
+$` + deploy.MemoryLimitEnv + `). The API server's requests, known by the client
+certificate --client-ca-file verifies or by the addresses in
+--trusted-source-cidrs, get a share of the connections, slots and memory that
+no other caller can take; with --trusted-source-cidrs, /convert reads NodePools
+(a NodeClaim's expireAfter) only for them.
 
 The disruption loop (--controller) runs on the elected leader only, in a
 manager of its own; every replica serves the webhooks. The audit of stored
@@ -76,6 +84,9 @@ service account.`,
 			}
 			opts.RestConfig, opts.Log, opts.MaxRequestBytes, opts.MemoryLimit = cfg, newLogger(s), int64(maxBytes), int64(memoryLimit.byteSize)
 			opts.PolicyCheckMemory = int64(checkMemory)
+			if opts.TrustedSources, err = serving.ParseTrustedSources(trustedSources); err != nil {
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--trusted-source-cidrs: %w", err)}
+			}
 			opts.PolicyCheck = func(memory int64) (func(context.Context, policywatch.Options) error, error) {
 				return policyCheckInChild(memory, policyCheckTimeout)
 			}
@@ -88,12 +99,13 @@ service account.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.CertDir, "cert-dir", opts.CertDir, "folder with the serving certificate tls.crt and key tls.key, reloaded when they change")
 	f.StringVar(&opts.ClientCAFile, "client-ca-file", "", "PEM CA that signs the client certificate the API server presents to admission webhooks (AdmissionConfiguration); /validate and /mutate then answer only callers with one, before they take a slot (conversion reviews come without one)")
+	f.StringSliceVar(&trustedSources, "trusted-source-cidrs", nil, "addresses the API server calls the webhooks from, as CIDRs or single addresses, comma-separated (EKS: the control plane's network interfaces in the cluster's subnets); their requests get a share strangers cannot take, and only they get /convert's NodePool lookups")
 	f.StringVar(&opts.Host, "host", opts.Host, "address the webhooks listen on (default every interface)")
 	f.IntVar(&opts.Port, "port", opts.Port, "port the webhooks listen on (HTTPS)")
 	f.StringVar(&opts.HealthAddr, "health-addr", opts.HealthAddr, `address of /healthz and /readyz (plain HTTP); "0" turns them off`)
 	f.StringVar(&opts.MetricsAddr, "metrics-addr", opts.MetricsAddr, fmt.Sprintf(`address of /metrics, /status and /explain (default :%d, or 127.0.0.1:%d with --metrics-secure=false); "0" turns them off`, deploy.MetricsPort, deploy.MetricsPort))
 	f.BoolVar(&opts.MetricsSecure, "metrics-secure", opts.MetricsSecure, "serve /metrics, /status and /explain over HTTPS to callers the API server authenticates and authorizes (false: plain HTTP, on loopback unless --metrics-addr says otherwise)")
-	f.IntVar(&opts.MaxConnections, "max-connections", opts.MaxConnections, "open connections each listener holds; a new one closes an idle one (never one with a client certificate --client-ca-file verified) or is refused")
+	f.IntVar(&opts.MaxConnections, "max-connections", opts.MaxConnections, "open connections each listener holds; a new one closes an idle one (never the API server's: a client certificate --client-ca-file verified, or an address in --trusted-source-cidrs) or is refused")
 	f.Var(&memoryLimit, "memory-limit", "the container's memory limit: the Go heap limit (GOMEMLIMIT) is 85% of it and requests share what the heap limit leaves after karpgate's own needs (default $"+deploy.MemoryLimitEnv+"; 0: no limit known)")
 	f.StringVar(&opts.ConfigPath, "config", opts.ConfigPath, "karpgate.yaml; a missing file means the built-in defaults")
 	f.StringArrayVar(&opts.PolicyDirs, "policy", nil, "folder of user Rego policies (repeatable)")

@@ -40,6 +40,13 @@ type Options struct {
 	// certificate for admission webhooks (its AdmissionConfiguration);
 	// /validate and /mutate then answer no caller without one.
 	ClientCAFile string
+	// TrustedSources are the addresses the API server calls the webhooks
+	// from (--trusted-source-cidrs): its requests get a share of the
+	// connections, request slots and memory that no stranger can take,
+	// and /convert reads NodePools only for them. Empty: no address is
+	// trusted, and /convert reads NodePools for every caller, since the
+	// API server presents no certificate to conversion webhooks.
+	TrustedSources serving.TrustedSources
 	// HealthAddr serves /healthz and /readyz over plain HTTP; "0" turns
 	// them off.
 	HealthAddr string
