@@ -50,8 +50,8 @@ func (e *eventSender) reportLimited(s *Stored, r report.Reports, limits report.L
 	names := strings.Join(r.Names(), ", ")
 	if n := r.OmittedCount(); n > 0 {
 		e.send(s, ReasonReportTruncated, clipNote(fmt.Sprintf(
-			"karpgate's audit left %d results out of this object's ClusterReports (%s), %s: every denial is listed, "+
-				"the first report's omitted-results entry counts the rest by rule, and `karpgate audit` lists them all", n, names, limits), ""))
+			"karpgate's audit left %d results out of this object's ClusterReports (%s): they do not fit in the %s an object's results may fill. "+
+				"Every denial is listed, the first report's omitted-results entry counts the rest by rule, and `karpgate audit` lists them all", n, names, limits), ""))
 		return
 	}
 	e.send(s, ReasonReportSplit, clipNote(fmt.Sprintf(

@@ -33,7 +33,7 @@ const (
 // String says what the limits allow, for messages.
 func (l Limits) String() string {
 	l = l.withDefaults()
-	return fmt.Sprintf("at most %d ClusterReports of %s each besides the denials'", l.MaxReports, formatBytes(l.MaxBytes))
+	return fmt.Sprintf("%d ClusterReports of at most %s each", l.MaxReports, formatBytes(l.MaxBytes))
 }
 
 func (l Limits) withDefaults() Limits {

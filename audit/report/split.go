@@ -136,7 +136,7 @@ func notice(omitted map[Omission]int, limits Limits) orv1.ReportResult {
 	props[OmittedProperty] = strconv.Itoa(total)
 	return orv1.ReportResult{
 		Source: Source, Policy: OmittedPolicy, Category: OmittedCategory, Severity: "info", Result: "warn",
-		Description: fmt.Sprintf("%d results are not listed: an object's results fill %s, and every denial is listed. "+
+		Description: fmt.Sprintf("%d results are not listed: they do not fit in the %s an object's results may fill (denials are never left out). "+
 			"This report's summary counts them, its properties count them by policy and result, and `karpgate audit` lists them all.",
 			total, limits),
 		Properties: props,
