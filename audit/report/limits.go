@@ -59,7 +59,9 @@ const (
 func clip(r *orv1.ReportResult) {
 	r.Description = clipString(r.Description, maxMessageBytes)
 	for k, v := range r.Properties {
-		r.Properties[k] = clipString(v, maxPropertyBytes)
+		if len(v) > maxPropertyBytes {
+			r.Properties[k] = clipString(v, maxPropertyBytes)
+		}
 	}
 }
 

@@ -104,7 +104,7 @@ func Build(v audit.Verdict, catalog policies.Catalog, previous Stamps, now time.
 	sort.SliceStable(results, func(i, j int) bool { return order(results[i]) < order(results[j]) })
 	stamp(results, previous, now)
 
-	parts, omitted := split(results, envelopeBytes(v, len(results)), limits)
+	parts, omitted := split(results, v, limits)
 	out := Reports{Parts: make([]*orv1.ClusterReport, len(parts))}
 	for i, listed := range parts {
 		r := envelope(v, i+1)
@@ -177,13 +177,38 @@ func findingResult(f policies.Finding, category string) orv1.ReportResult {
 // then what passed; what is left out when an object's results do not fit
 // comes from the end.
 func order(r orv1.ReportResult) int {
-	return resultRank[r.Result]*len(severityRank) + severityRank[r.Severity]
+	return 10*resultRank(r.Result) + severityRank(r.Severity)
 }
 
-var (
-	resultRank   = map[orv1.Result]int{"fail": 0, "error": 1, "warn": 2, "skip": 3, "pass": 4}
-	severityRank = map[orv1.ResultSeverity]int{"critical": 0, "high": 1, "medium": 2, "low": 3, "info": 4, "": 5}
-)
+func resultRank(r orv1.Result) int {
+	switch r {
+	case "fail":
+		return 0
+	case "error":
+		return 1
+	case "warn":
+		return 2
+	case "skip":
+		return 3
+	}
+	return 4
+}
+
+func severityRank(s orv1.ResultSeverity) int {
+	switch s {
+	case "critical":
+		return 0
+	case "high":
+		return 1
+	case "medium":
+		return 2
+	case "low":
+		return 3
+	case "info":
+		return 4
+	}
+	return 5
+}
 
 // isDenial: a result that is never left out.
 func isDenial(r orv1.ReportResult) bool { return r.Result == "fail" || r.Result == "error" }

@@ -20,17 +20,16 @@ const (
 )
 
 // split packs results, sorted by order, into parts of at most
-// limits.MaxBytes of JSON each, envelope being what a part takes without
-// its results. The first part keeps room for the entry that lists what
+// limits.MaxBytes of JSON each, with v's envelope. The first part keeps room for the entry that lists what
 // was left out. What does not fit in limits.MaxReports parts is left out,
 // from the end of the order, but for denials: they open parts as long as
 // they last. A result bigger than a part on its own (only with a MaxBytes
 // under MinMaxBytes) gets a part of its own, which it overfills.
-func split(results []orv1.ReportResult, envelope int, limits Limits) (parts [][]orv1.ReportResult, omitted []orv1.ReportResult) {
-	room := limits.MaxBytes - envelope
-	if fitsOne(results, room) {
+func split(results []orv1.ReportResult, v audit.Verdict, limits Limits) (parts [][]orv1.ReportResult, omitted []orv1.ReportResult) {
+	if fitsOne(results, limits.MaxBytes-envelopeBound(v)) {
 		return [][]orv1.ReportResult{results}, nil
 	}
+	room := limits.MaxBytes - envelopeBytes(v, len(results))
 	sizes := make([]int, len(results))
 	for i := range results {
 		sizes[i] = resultBytes(results[i]) + len(",")
@@ -110,6 +109,12 @@ func resultBytes(r orv1.ReportResult) int {
 		panic(err)
 	}
 	return len(b)
+}
+
+// envelopeBound bounds envelopeBytes without encoding: every string
+// escaped, and more than the fields' names, the labels and the summary.
+func envelopeBound(v audit.Verdict) int {
+	return 2048 + 6*(3*len(v.Kind)+3*len(v.Name)+2*len(v.APIVersion)+2*len(v.UID))
 }
 
 // envelopeBytes bounds what any part of the verdict's reports takes
