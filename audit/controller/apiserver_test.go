@@ -12,6 +12,7 @@ import (
 	orv1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	eventsv1 "k8s.io/api/events/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,6 +30,10 @@ import (
 	"github.com/karpgate/karpgate/test/testenv"
 	"github.com/karpgate/karpgate/test/wait"
 )
+
+// etcdMaxRequestBytes is etcd's default --max-request-bytes, which the test
+// control plane keeps.
+const etcdMaxRequestBytes = 1536 << 10
 
 // TestReportsFitTheAPIServer writes NodePools with as many waivers of rules
 // that do not exist as a real API server stores, and shows: how many one
@@ -67,12 +72,14 @@ func TestReportsFitTheAPIServer(t *testing.T) {
 	}
 	t.Logf("a NodePool carries at most %d waivers of 24 bytes (%d bytes of annotations)", most, most*len(auditcontroller.WaiverKey(0)))
 
-	// The report of every result, in one: the smallest number of waivers
-	// that makes it too big to store.
+	// The report of every result, in one, as the audit wrote it before:
+	// the fewest waivers that make it too big to store. Its size grows by
+	// the same bytes with each waiver, so two sizes place the limit; the
+	// API server then says exactly where it is.
 	engine := auditcontroller.NewEngine(t, "")
 	unlimited := report.Limits{MaxBytes: 1 << 40, MaxReports: 1}
 	for _, reason := range []string{"", "migration"} {
-		fails := func(n int) (bool, int, error) {
+		build := func(n int) *orv1.ClusterReport {
 			object, err := conversion.DecodeObject(auditcontroller.NodePoolWithWaivers(t, "breaking", n, reason))
 			if err != nil {
 				t.Fatal(err)
@@ -81,33 +88,62 @@ func TestReportsFitTheAPIServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := report.Build(v, engine.Catalog(), nil, auditcontroller.Now, unlimited).Parts[0]
-			b, _ := json.Marshal(r)
-			if err := c.Create(ctx, r); err != nil {
-				return true, len(b), err
-			}
-			return false, len(b), c.Delete(ctx, r)
+			return report.Build(v, engine.Catalog(), nil, auditcontroller.Now, unlimited).Parts[0]
 		}
-		lo, hi := 1, most // fits at lo; find the first that fails
-		if failed, _, err := fails(hi); !failed {
-			t.Fatalf("one report of every result for %d waivers with reason %q was stored (%v)", hi, reason, err)
-		}
-		for hi-lo > 1 {
-			mid := (lo + hi) / 2
-			failed, _, err := fails(mid)
-			if err != nil && !failed {
+		size := func(r *orv1.ClusterReport) int {
+			b, err := json.Marshal(r)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if failed {
-				hi = mid
-			} else {
-				lo = mid
-			}
+			return len(b)
 		}
-		_, size, err := fails(hi)
-		t.Logf("reason %q: one report of every result fits up to %d waivers; at %d it takes %d bytes and the API server says: %v", reason, lo, hi, size, err)
-		if reason == "" && hi > 2000 {
-			t.Errorf("2,000 waivers without a reason made a report of %d bytes that fit: the case below does not show the limit", size)
+		type outcome struct {
+			refused bool
+			bytes   int
+			err     error
+		}
+		tried := map[int]outcome{}
+		refused := func(n int) (bool, int, error) {
+			if o, ok := tried[n]; ok {
+				return o.refused, o.bytes, o.err
+			}
+			r := build(n)
+			o := outcome{bytes: size(r)}
+			if o.err = c.Create(ctx, r); o.err != nil {
+				o.refused = true
+			} else {
+				o.err = c.Delete(ctx, r)
+			}
+			tried[n] = o
+			return o.refused, o.bytes, o.err
+		}
+		s10, s20 := size(build(10)), size(build(20))
+		perWaiver := (s20 - s10) / 10
+		n := (etcdMaxRequestBytes-s10)/perWaiver + 10 + 1
+		for {
+			failed, _, err := refused(n)
+			if !failed && err != nil {
+				t.Fatal(err)
+			}
+			if failed || n >= most {
+				break
+			}
+			n++
+		}
+		for n > 1 {
+			if failed, _, _ := refused(n - 1); !failed {
+				break
+			}
+			n--
+		}
+		failed, bytes, err := refused(n)
+		if !failed {
+			t.Fatalf("reason %q: the report of %d waivers was stored", reason, n)
+		}
+		t.Logf("reason %q: %d bytes a waiver; one report of every result is stored up to %d waivers; at %d it takes %d bytes and the API server says: %v",
+			reason, perWaiver, n-1, n, bytes, err)
+		if reason == "" && n > 2000 {
+			t.Errorf("2,000 waivers without a reason made a report that fits: the audit below does not show the limit")
 		}
 	}
 
@@ -145,6 +181,25 @@ func TestReportsFitTheAPIServer(t *testing.T) {
 		"waivers-2000": {2, auditcontroller.ReasonReportSplit},
 		"waivers-most": {report.DefaultMaxReports, auditcontroller.ReasonReportTruncated},
 	}
+	// Listing megabytes of reports costs: wait for their writes first.
+	wait.ForNoError(t, "the reports written", func() error {
+		created := 0
+		for _, w := range want {
+			created += w.reports
+		}
+		families, err := registry.Gather()
+		if err != nil {
+			return err
+		}
+		for _, f := range families {
+			for _, m := range f.GetMetric() {
+				if f.GetName() == "karpgate_audit_report_writes_total" && labelsOf(m)["operation"] == "create" && labelsOf(m)["result"] == "ok" && int(m.GetCounter().GetValue()) >= created {
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("fewer than %d reports created", created)
+	})
 	omittedInAll := 0
 	wait.ForNoError(t, "the NodePools' reports, with their denial", func() error {
 		var list orv1.ClusterReportList
@@ -222,4 +277,12 @@ karpgate_audit_oversized_objects{kind="NodePool",outcome="truncated"} 1
 `, omittedInAll)), "karpgate_audit_oversized_objects", "karpgate_audit_omitted_results"); err != nil {
 		t.Error(err)
 	}
+}
+
+func labelsOf(m *dto.Metric) map[string]string {
+	out := map[string]string{}
+	for _, l := range m.GetLabel() {
+		out[l.GetName()] = l.GetValue()
+	}
+	return out
 }

@@ -64,7 +64,9 @@ type auditor struct {
 	// name's report name is a hash, and an object may have several); an
 	// entry goes with its report.
 	names map[string]string
-	sweep *sweep
+	// spares are reports desire built ahead, by object key (see spare).
+	spares map[string]spare
+	sweep  *sweep
 	// crossDirty: what the cross-object rules read changed since they
 	// were last judged.
 	crossDirty bool
@@ -114,6 +116,7 @@ func newAuditor(engines Engines, objects objectSource, evaluationsPerSecond floa
 		log:       log,
 		states:    map[string]objectState{},
 		names:     map[string]string{},
+		spares:    map[string]spare{},
 		completed: make(chan fullAudit, 1),
 	}
 }
@@ -233,6 +236,7 @@ func (a *auditor) requeueCrossObject() {
 // reconcile judges one object and publishes what it found.
 func (a *auditor) reconcile(ctx context.Context, k string) error {
 	defer a.finish(k)
+	a.dropSpare(k)
 	a.mu.Lock()
 	engine, inv := a.engine, a.inventory
 	a.mu.Unlock()

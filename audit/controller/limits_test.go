@@ -167,3 +167,54 @@ karpgate_audit_oversized_objects{kind="NodePool",outcome="truncated"} 0
 		t.Fatalf("%d denials listed in %v, want all 1001 in more than %d reports", denials, names, limits.MaxReports)
 	}
 }
+
+// TestAnObjectsReportsAreBuiltOnceForAllParts: the writer asks for an
+// object's reports one by one; the first judges the object and the others
+// are its spares, unless the object changed or was judged again since.
+func TestAnObjectsReportsAreBuiltOnceForAllParts(t *testing.T) {
+	objects := &mapObjects{m: map[string]*Stored{}}
+	objects.put(t, nodePoolWithWaivers(t, "web", 600, ""))
+	a := newTestAuditor(t, &swappable{e: newEngine(t, "")}, objects)
+	a.limits = report.Limits{MaxBytes: report.MinMaxBytes, MaxReports: 3}
+	w := newWriter(nil, &mapReports{m: map[string]*orv1.ClusterReport{}}, a.desire, 1, logr.Discard())
+	a.writer.Store(w)
+	if err := a.rebuild(); err != nil {
+		t.Fatal(err)
+	}
+	runSweep(t, a)
+	const k, first, second = "NodePool/web", "karpgate-nodepool-web", "karpgate-nodepool.2-web"
+	desire := func(name string) *orv1.ClusterReport {
+		t.Helper()
+		r, err := a.desire(t.Context(), name)
+		if err != nil || r == nil {
+			t.Fatalf("%s: %v, %v", name, r, err)
+		}
+		return r
+	}
+	spare := func(name string) *orv1.ClusterReport { return a.spares[k].parts[name] }
+
+	desire(first)
+	kept := spare(second)
+	if kept == nil || desire(second) != kept {
+		t.Fatalf("%s was not handed out from the spares of %s", second, first)
+	}
+	if spare("karpgate-nodepool.3-web") == nil {
+		t.Fatal("the third part is not spare any more")
+	}
+
+	// The object changes before its next part is written: built anew.
+	desire(first)
+	kept = spare(second)
+	objects.put(t, nodePoolWithWaivers(t, "web", 700, ""))
+	if desire(second) == kept {
+		t.Fatal("a part built before the object changed was handed out")
+	}
+	// Judged again: the spares go.
+	desire(first)
+	if err := a.reconcile(t.Context(), k); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.spares) != 0 {
+		t.Fatal("spares kept past a new judgement")
+	}
+}

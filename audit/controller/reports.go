@@ -3,11 +3,13 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	orv1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
 
 	"github.com/karpgate/karpgate/audit"
 	"github.com/karpgate/karpgate/audit/report"
+	"github.com/karpgate/karpgate/policies"
 )
 
 // publishChanged queues the writes an object's reports need: each part
@@ -54,6 +56,9 @@ func (a *auditor) desire(ctx context.Context, name string) (*orv1.ClusterReport,
 	if !known || !exists {
 		return gone()
 	}
+	if r, ok := a.takeSpare(k, name, s, engine); ok {
+		return r, nil
+	}
 	object, err := decode(s)
 	if err != nil {
 		return nil, err
@@ -67,12 +72,77 @@ func (a *auditor) desire(ctx context.Context, name string) (*orv1.ClusterReport,
 	if w := a.writer.Load(); w != nil {
 		stored = w.reports.OfObject(k)
 	}
-	for _, r := range report.Build(v, engine.Catalog(), stamps(stored), now, a.limits).Parts {
+	built := report.Build(v, engine.Catalog(), stamps(stored), now, a.limits)
+	var want *orv1.ClusterReport
+	for _, r := range built.Parts {
 		if r.Name == name {
-			return r, nil
+			want = r
 		}
 	}
-	return gone()
+	a.keepSpare(k, name, s, engine, now, built)
+	if want == nil {
+		return gone()
+	}
+	return want, nil
+}
+
+// spareFor is how long desire keeps the other reports of an object whose
+// results take several.
+const spareFor = 10 * time.Second
+
+// spare are the reports desire built for an object besides the one it
+// was asked for: the writer writes an object's reports one after the
+// other, and each would judge the object again (seconds for one with
+// ten thousand waivers). They serve only while the object and engine are
+// the same, for spareFor, and until the object is judged again
+// (reconcile drops them: what the cross-object rules read may have
+// changed).
+type spare struct {
+	object *Stored
+	engine *policies.Engine
+	built  time.Time
+	parts  map[string]*orv1.ClusterReport
+}
+
+func (a *auditor) keepSpare(k, name string, s *Stored, engine *policies.Engine, now time.Time, built report.Reports) {
+	if len(built.Parts) < 2 {
+		return
+	}
+	sp := spare{object: s, engine: engine, built: now, parts: map[string]*orv1.ClusterReport{}}
+	for _, r := range built.Parts {
+		if r.Name != name {
+			sp.parts[r.Name] = r
+		}
+	}
+	a.mu.Lock()
+	a.spares[k] = sp
+	a.mu.Unlock()
+}
+
+func (a *auditor) takeSpare(k, name string, s *Stored, engine *policies.Engine) (*orv1.ClusterReport, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	sp, ok := a.spares[k]
+	if !ok {
+		return nil, false
+	}
+	r, ok := sp.parts[name]
+	if !ok || sp.object != s || sp.engine != engine || a.now().Sub(sp.built) >= spareFor {
+		delete(a.spares, k)
+		return nil, false
+	}
+	delete(sp.parts, name)
+	if len(sp.parts) == 0 {
+		delete(a.spares, k)
+	}
+	return r, true
+}
+
+// dropSpare forgets the spare reports of an object about to be judged.
+func (a *auditor) dropSpare(k string) {
+	a.mu.Lock()
+	delete(a.spares, k)
+	a.mu.Unlock()
 }
 
 // stamps are the timestamps of an object's stored reports.
