@@ -90,6 +90,9 @@ func TestOptionsReachTheObjects(t *testing.T) {
 			if got := s.ClusterRoleBinding.Subjects[0].Namespace; got != "platform" {
 				t.Errorf("ClusterRoleBinding subject namespace %q", got)
 			}
+			if got := s.OwnReports.Spec.MatchConditions[0].Expression; got != "request.userInfo.username == 'system:serviceaccount:platform:karpgate'" {
+				t.Errorf("the reports policy matches %s", got)
+			}
 			if got := s.Mutating.Annotations[cmv1.WantInjectAnnotation]; got != "platform/"+ServingCertificateName {
 				t.Errorf("inject-ca-from %q", got)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/karpgate/karpgate/audit/report"
 	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/serving"
@@ -27,6 +28,7 @@ func newServeCommand(s Streams) *cobra.Command {
 	var kube kubeFlags
 	maxBytes := byteSize(opts.MaxRequestBytes)
 	checkMemory := byteSize(opts.PolicyCheckMemory)
+	reportMaxBytes := byteSize(opts.AuditOptions.ReportMaxBytes)
 	memoryLimit, memoryLimitErr := memoryLimitFromEnv()
 	var trustedSources []string
 	cmd := &cobra.Command{
@@ -87,6 +89,7 @@ service account.`,
 			if opts.TrustedSources, err = serving.ParseTrustedSources(trustedSources); err != nil {
 				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--trusted-source-cidrs: %w", err)}
 			}
+			opts.AuditOptions.ReportMaxBytes = int(reportMaxBytes)
 			opts.PolicyCheck = func(memory int64) (func(context.Context, policywatch.Options) error, error) {
 				return policyCheckInChild(memory, policyCheckTimeout)
 			}
@@ -120,7 +123,9 @@ service account.`,
 	f.Float64Var(&opts.AuditOptions.EvaluationsPerSecond, "audit-evaluations-per-second", opts.AuditOptions.EvaluationsPerSecond, "objects the audit judges per second at most, leaving the webhooks their CPU")
 	f.BoolVar(&opts.AuditOptions.Reports, "audit-reports", opts.AuditOptions.Reports, "write one OpenReports ClusterReport per audited object (openreports.io/v1alpha1, when the CRDs are installed)")
 	f.Float64Var(&opts.AuditOptions.ReportWritesPerSecond, "audit-report-writes-per-second", opts.AuditOptions.ReportWritesPerSecond, "ClusterReport writes per second at most; a report is written only when what it says changed")
-	f.BoolVar(&opts.AuditOptions.Events, "audit-events", opts.AuditOptions.Events, "send a Warning Event when a stored object newly breaks a deny rule")
+	f.Var(&reportMaxBytes, "audit-report-max-bytes", "the most one ClusterReport takes as JSON; an object's results that do not fit take more reports (etcd refuses objects over 1.5MiB: the default leaves room for what others add)")
+	f.IntVar(&opts.AuditOptions.ReportsPerObject, "audit-reports-per-object", opts.AuditOptions.ReportsPerObject, "reports an object's results may fill before results other than denials are left out (and counted in its first report); denials take as many as they need")
+	f.BoolVar(&opts.AuditOptions.Events, "audit-events", opts.AuditOptions.Events, "send a Warning Event when a stored object newly breaks a deny rule, or its reports newly split or leave results out")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", opts.LeaderElect, "elect one replica to run the disruption loop")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default the pod's namespace, else "+deploy.Namespace+")")
 	f.DurationVar(&opts.Lease.Duration, "leader-election-lease-duration", opts.Lease.Duration, "how long after the leader's last renewal another replica may take the Lease")
@@ -157,6 +162,11 @@ func checkServeOptions(opts serve.Options) error {
 		return fmt.Errorf("--rollout-guard-freeze-after %d needs --rollout-guard: only the guard's holds trip the freeze", opts.Guard.FreezeAfter)
 	case opts.AuditOptions.Interval <= 0 || opts.AuditOptions.EvaluationsPerSecond <= 0 || opts.AuditOptions.ReportWritesPerSecond <= 0:
 		return fmt.Errorf("--audit-interval, --audit-evaluations-per-second and --audit-report-writes-per-second must be positive")
+	case opts.AuditOptions.ReportMaxBytes < report.MinMaxBytes || opts.AuditOptions.ReportMaxBytes > maxReportBytes:
+		b := byteSize(opts.AuditOptions.ReportMaxBytes)
+		return fmt.Errorf("--audit-report-max-bytes %s: use 128KiB to 1536KiB: etcd refuses an object over 1.5MiB (its default --max-request-bytes), and what the API server and other tools add to a report needs room too (the default, 1MiB, leaves 512KiB)", b.String())
+	case opts.AuditOptions.ReportsPerObject < 1:
+		return fmt.Errorf("--audit-reports-per-object %d: write how many ClusterReports an object's results may fill, at least 1", opts.AuditOptions.ReportsPerObject)
 	}
 	if opts.Controller && opts.LeaderElect {
 		return opts.Lease.Check()
@@ -184,6 +194,10 @@ func newLogger(s Streams) logr.Logger {
 		fmt.Fprintln(s.Err, time.Now().UTC().Format(time.RFC3339), prefix, args)
 	}, funcr.Options{})
 }
+
+// maxReportBytes is the largest object etcd stores by default
+// (--max-request-bytes).
+const maxReportBytes = 1536 << 10
 
 // byteSize is a flag holding bytes, written as a number or a quantity such
 // as 3MiB, 3Mi or 512KiB.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	auditcontroller "github.com/karpgate/karpgate/audit/controller"
+	"github.com/karpgate/karpgate/audit/report"
 	"github.com/karpgate/karpgate/disruption/controller"
 
 	"github.com/go-logr/logr"
@@ -131,6 +132,7 @@ func Defaults() Options {
 		AuditOptions: AuditOptions{
 			Interval: auditcontroller.DefaultInterval, EvaluationsPerSecond: auditcontroller.DefaultEvaluationsPerSecond,
 			ReportWritesPerSecond: auditcontroller.DefaultReportWritesPerSecond, Reports: true, Events: true,
+			ReportMaxBytes: report.DefaultMaxBytes, ReportsPerObject: report.DefaultMaxReports,
 		},
 		LeaderElect:           true,
 		Lease:                 LeaseTimings{Duration: deploy.LeaseDuration, RenewDeadline: deploy.RenewDeadline, RetryPeriod: deploy.RetryPeriod},
@@ -148,6 +150,9 @@ type AuditOptions struct {
 	Interval              time.Duration
 	EvaluationsPerSecond  float64
 	ReportWritesPerSecond float64
+	// ReportMaxBytes bounds one ClusterReport as JSON; ReportsPerObject
+	// how many an object's results may fill besides its denials.
+	ReportMaxBytes, ReportsPerObject int
 	// Reports writes ClusterReports when the openreports.io CRDs are
 	// installed; Events sends an Event when an object newly breaks a deny
 	// rule.

@@ -163,6 +163,7 @@ func Run(ctx context.Context, opts Options) error {
 				if _, err := auditcontroller.Setup(m, auditcontroller.Options{
 					Engines: engines, Interval: a.Interval, EvaluationsPerSecond: a.EvaluationsPerSecond,
 					ReportWritesPerSecond: a.ReportWritesPerSecond, NoReports: !a.Reports, NoEvents: !a.Events,
+					ReportMaxBytes: a.ReportMaxBytes, ReportsPerObject: a.ReportsPerObject,
 					Registerer: loop.metrics, Log: log.WithName("audit"),
 				}); err != nil {
 					return nil, fmt.Errorf("the audit of stored objects (--audit=false turns it off): %w", err)
