@@ -169,9 +169,14 @@ An object waives a rule with the annotation ` + "`karpgate.io/waive-<ID>: \"<rea
 works too). Waived findings are counted and listed apart. A waiver without a reason (KG001),
 past its expiry (KG003), with an expiry that does not read (KG004) or of a rule that cannot be
 waived (KG005: the waiver rules, and those karpgate.yaml marks ` + "`waivable: false`" + `) waives
-nothing and is itself reported. With ` + "`waivers.approvers`" + ` set, only the users and groups
-it names may add or change a waiver at admission (KG006); karpgate records who set each one in
-the annotation ` + "`karpgate.io/waivers-set-by`" + `.
+nothing and is itself reported. At admission, a waiver that a write adds or changes does not
+waive a deny finding of that same write on a production object (the object or the stored object
+is production) that the stored object did not already have: the write is refused, and the waiver
+goes in a write of its own, first. With ` + "`waivers.approvers`" + ` set, only the users and groups
+it names may add or change a waiver (KG006), and theirs waive at once;
+` + "`waivers.allowSameWrite: true`" + ` lets anyone's do so. karpgate records who set each waiver in
+the annotation ` + "`karpgate.io/waivers-set-by`" + `, and refuses a write whose record is not the one
+it writes.
 
 ## Your own rules
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -34,6 +35,9 @@ func (s static) Engine() *policies.Engine { return s.engine }
 type Validator struct {
 	Engines Engines
 	Log     logr.Logger
+	// Now is the clock the record of who set a waiver is checked against
+	// (waiver.CheckRecord); nil means time.Now.
+	Now func() time.Time
 }
 
 var _ ctrladmission.Handler = (*Validator)(nil)
@@ -49,11 +53,17 @@ func (v *Validator) Handle(ctx context.Context, req ctrladmission.Request) ctrla
 		countRequest(validating, r, verdictSkipped)
 		return ctrladmission.Allowed("")
 	}
+	// The record is karpgate's own, whatever the rules: checked first.
+	if refusal := recordRefusal(r, v.now()); refusal != "" {
+		countRequest(validating, r, verdictDenied)
+		return ctrladmission.Denied(refusal)
+	}
 	engine := v.Engines.Engine()
 	start := time.Now()
 	res, err := engine.Evaluate(ctx, r.request())
+	sameWrite := sameWriteWaiver(engine.Config(), r)
 	var before *policies.Result
-	if err == nil && r.oldObject != nil && res.Denied() {
+	if err == nil && r.oldObject != nil && (res.Denied() || slices.ContainsFunc(res.Waived, sameWrite)) {
 		before, err = engine.Evaluate(ctx, policies.Request{Object: r.oldObject, Point: config.Admission})
 	}
 	evaluationSeconds.WithLabelValues(validating).Observe(time.Since(start).Seconds())
@@ -62,7 +72,7 @@ func (v *Validator) Handle(ctx context.Context, req ctrladmission.Request) ctrla
 		v.Log.Error(err, "evaluation failed", "object", r.ref, "operation", r.operation)
 		return ctrladmission.Errored(http.StatusInternalServerError, evaluationError(r, err, "the validating webhook fails closed, so the request is refused"))
 	}
-	denials, warnings := judge(r, res, before)
+	denials, warnings := judge(r, res, before, sameWrite)
 	if len(denials) > 0 {
 		countRequest(validating, r, verdictDenied)
 		return ctrladmission.Denied(denialMessage(r.ref, denials)).WithWarnings(warnings...)
@@ -71,14 +81,29 @@ func (v *Validator) Handle(ctx context.Context, req ctrladmission.Request) ctrla
 	return ctrladmission.Allowed("").WithWarnings(warnings...)
 }
 
+func (v *Validator) now() time.Time {
+	if v.Now != nil {
+		return v.Now()
+	}
+	return time.Now()
+}
+
 // judge sorts findings into denials and warnings; the engine leaves
 // mutation rules to the mutating webhook. before holds the old object's
-// findings on an UPDATE that has denials.
-func judge(r review, res *policies.Result, before *policies.Result) (denials []policies.Finding, warnings []string) {
-	existing := map[string]bool{}
+// findings on an UPDATE that has denials or same-write waivers (see
+// sameWriteWaiver): such a waiver waives only a denial the old object had
+// too, denied or waived.
+func judge(r review, res *policies.Result, before *policies.Result, sameWrite func(policies.Finding) bool) (denials []policies.Finding, warnings []string) {
+	existing, had := map[string]bool{}, map[string]bool{}
 	if before != nil {
 		for _, f := range before.Denials() {
 			existing[grandfatherKey(f, r.oldObject)] = true
+			had[grandfatherKey(f, r.oldObject)] = true
+		}
+		for _, f := range before.Waived {
+			if f.Action == config.Deny {
+				had[grandfatherKey(f, r.oldObject)] = true
+			}
 		}
 	}
 	for _, f := range res.Findings {
@@ -98,9 +123,15 @@ func judge(r review, res *policies.Result, before *policies.Result) (denials []p
 		}
 	}
 	for _, f := range res.Waived {
+		if sameWrite(f) && !had[grandfatherKey(f, r.object)] {
+			denials = append(denials, notWaived(f))
+			countFinding(validating, r, f.RuleID, actionDeny)
+			continue
+		}
 		warnings = append(warnings, waived(f))
 		countFinding(validating, r, f.RuleID, actionWaived)
 	}
+	policies.SortFindings(denials)
 	return denials, warnings
 }
 
