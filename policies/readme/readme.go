@@ -187,12 +187,14 @@ adds JSON/YAML documents under ` + "`data`" + `. A user rule is a package direct
 ` + "`http.send`" + `, ` + "`net.*`" + `, ` + "`opa.runtime`" + `, ` + "`providers.*`" + ` and the JSON-schema builtins
 (` + "`json.match_schema`" + `, ` + "`json.verify_schema`" + `, whose ` + "`$ref`" + ` reads files) are rejected when
 compiling, as are builtins with no cost a policy could be held to (` + "`strings.render_template`" + `,
-` + "`graph.reachable_paths`" + `, ` + "`graphql.*`" + `, ` + "`rego.parse_module`" + `, ` + "`regex.globs_match`" + `) and any builtin
+` + "`graph.reachable_paths`" + `, ` + "`graphql.*`" + `, ` + "`rego.parse_module`" + `, ` + "`regex.globs_match`" + `,
+` + "`regex.template_match`" + `) and any builtin
 of a newer OPA that karpgate has not judged yet. Every evaluation is bounded: 250,000 steps, 1 MiB
 for what one builtin call makes (a call that can make more than it is given, such as
 ` + "`regex.find_all_string_submatch_n`" + `, ` + "`split`" + `, ` + "`indexof_n`" + ` or ` + "`json.unmarshal`" + `, is sized from its
-arguments and refused before it runs), 16 MiB for what its builtins make in all, and 10 seconds,
-which also ends a single long call (a regular expression over a large string). A policy set that
+arguments and refused before it runs), 16 MiB for what its builtins make in all, and 10 seconds
+(or the request's deadline, if sooner), which also stops a single long call of a regular expression
+or a glob part way: nothing an evaluation starts runs on after it. A policy set that
 runs past these on ordinary sample objects is refused when it loads.
 ` + "`karpgate verify --policy DIR`" + ` runs their ` + "`test_`" + ` rules with karpgate's builtins.
 `

@@ -37,8 +37,8 @@ type Limits struct {
 	// memory they hold. 0 means twice GOMAXPROCS.
 	MaxConcurrent int
 	// MaxEvaluationTime bounds one evaluation's time where its context
-	// does not bound it sooner (lint, the load-time cost check); a slow
-	// builtin's call is abandoned then too (see deadlinedBuiltin).
+	// does not bound it sooner (lint, the load-time cost check); a call of
+	// a regular expression or a glob stops then too (see stoppable.go).
 	MaxEvaluationTime time.Duration
 }
 
