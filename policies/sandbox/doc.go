@@ -13,6 +13,6 @@
 // in all, checked as it runs, and its time. At the deadline the evaluation
 // stops, and so does a call of a builtin that could otherwise run on for
 // minutes (regular expressions and globs, stoppable.go): nothing an
-// evaluation starts outlives it. And it bounds how many evaluations run at
-// once in the process.
+// evaluation starts outlives it. A Pool, which the caller owns and shares
+// among its engines, bounds how many evaluations run at once.
 package sandbox
