@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -104,32 +105,34 @@ func regexMatch(name string, original topdown.BuiltinFunc) topdown.BuiltinFunc {
 	}
 }
 
+// errLeftToOPA hands a call to OPA's implementation, which explains the
+// operands it refuses.
+var errLeftToOPA = errors.New("left to OPA")
+
 // findAll runs the pattern of operands[0] over the text of operands[1],
-// at most n matches (operands[2]); handled false hands the call to OPA.
-func findAll(bctx topdown.BuiltinContext, operands []*ast.Term) (text string, matches [][]int, handled bool, err error) {
+// at most n matches (operands[2]); the error is errLeftToOPA or
+// errStopped.
+func findAll(bctx topdown.BuiltinContext, operands []*ast.Term) (text string, matches [][]int, err error) {
 	s := stopOf(bctx)
 	ops, ok := stringOperands(operands[:2])
 	if s == nil || !ok {
-		return "", nil, false, nil
+		return "", nil, errLeftToOPA
 	}
-	n, err := builtins.IntOperand(operands[2].Value, 3)
-	if err != nil {
-		return "", nil, false, nil
-	}
-	re, err := compileStoppable(ops[0])
-	if err != nil {
-		return "", nil, false, nil
+	n, nErr := builtins.IntOperand(operands[2].Value, 3)
+	re, reErr := compileStoppable(ops[0])
+	if nErr != nil || reErr != nil {
+		return "", nil, errLeftToOPA
 	}
 	matches, err = re.FindAllStringSubmatchIndex(ops[1], n, s)
-	return ops[1], matches, true, err
+	return ops[1], matches, err
 }
 
 // regexFind is regex.find_n(pattern, value, n): the matches.
 func regexFind(name string, original topdown.BuiltinFunc) topdown.BuiltinFunc {
 	return func(bctx topdown.BuiltinContext, operands []*ast.Term, iter func(*ast.Term) error) error {
-		text, matches, handled, err := findAll(bctx, operands)
+		text, matches, err := findAll(bctx, operands)
 		switch {
-		case !handled:
+		case errors.Is(err, errLeftToOPA):
 			return original(bctx, operands, iter)
 		case err != nil:
 			return wasStopped(bctx, name)
@@ -146,9 +149,9 @@ func regexFind(name string, original topdown.BuiltinFunc) topdown.BuiltinFunc {
 // value, n): each match with its groups, "" for a group that took no part.
 func regexFindAllStringSubmatch(name string, original topdown.BuiltinFunc) topdown.BuiltinFunc {
 	return func(bctx topdown.BuiltinContext, operands []*ast.Term, iter func(*ast.Term) error) error {
-		text, matches, handled, err := findAll(bctx, operands)
+		text, matches, err := findAll(bctx, operands)
 		switch {
-		case !handled:
+		case errors.Is(err, errLeftToOPA):
 			return original(bctx, operands, iter)
 		case err != nil:
 			return wasStopped(bctx, name)

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"regexp"
 	"slices"
 	"strings"
@@ -80,13 +81,13 @@ func TestAStoppedRegexpStopsAtOnce(t *testing.T) {
 	var stopped atomic.Bool
 	stopped.Store(true)
 	text := string(make([]byte, 1<<20))
-	if _, err := sr.MatchString(text, &stopped); err != errStopped {
+	if _, err := sr.MatchString(text, &stopped); !errors.Is(err, errStopped) {
 		t.Errorf("MatchString: %v, want errStopped", err)
 	}
-	if _, err := sr.FindAllStringSubmatchIndex(text, -1, &stopped); err != errStopped {
+	if _, err := sr.FindAllStringSubmatchIndex(text, -1, &stopped); !errors.Is(err, errStopped) {
 		t.Errorf("FindAllStringSubmatchIndex: %v, want errStopped", err)
 	}
-	if _, err := sr.Split(text, &stopped); err != errStopped {
+	if _, err := sr.Split(text, &stopped); !errors.Is(err, errStopped) {
 		t.Errorf("Split: %v, want errStopped", err)
 	}
 }

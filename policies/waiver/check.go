@@ -127,7 +127,7 @@ func decodeRecord(raw any) (Record, error) {
 	dec.DisallowUnknownFields()
 	var r Record
 	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf(`it does not read as karpgate's record ({"<rule ID>": {"user": "...", "at": "..."}}): %v`, err)
+		return nil, fmt.Errorf(`it does not read as karpgate's record ({"<rule ID>": {"user": "...", "at": "..."}}): %w`, err)
 	}
 	if err := dec.Decode(new(json.RawMessage)); !errors.Is(err, io.EOF) {
 		return nil, errors.New("it does not read as karpgate's record: more follows the JSON object")
