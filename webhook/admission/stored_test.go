@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -65,7 +66,11 @@ func renamed(t testing.TB, obj map[string]any, name string) map[string]any {
 // refuses a record that would store a judged value the write does not
 // show, unless the stored object holds it already.
 func TestV1Beta1WritesAreJudgedAsStored(t *testing.T) {
-	hook := NewValidatingWebhook(newEngine(t, ""), logr.Discard())
+	// The waiver records below are dated at this clock, so that the check
+	// of who set a waiver (waiver.CheckRecord) passes and the restore
+	// record is what is judged.
+	clock := func() time.Time { return time.Date(2026, 1, 6, 8, 1, 0, 0, time.UTC) }
+	hook := newWebhook(&Validator{Engines: newEngine(t, ""), Log: logr.Discard(), Now: clock}, validating, logr.Discard())
 
 	// A pinned production EC2NodeClass with a v1-only field: its v1beta1
 	// view carries an honest record that gives spec.kubelet back.

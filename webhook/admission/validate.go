@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -36,7 +37,8 @@ type Validator struct {
 	Engines Engines
 	Log     logr.Logger
 	// Now is karpgate's clock, which hold records may not be dated after
-	// (by more than holdrecord.MaxSkew); nil means time.Now.
+	// (by more than holdrecord.MaxSkew) and the record of who set a waiver
+	// is checked against (waiver.CheckRecord); nil means time.Now.
 	Now func() time.Time
 }
 
@@ -65,6 +67,11 @@ func (v *Validator) Handle(ctx context.Context, req ctrladmission.Request) ctrla
 	if refusal := refuseHoldDates(r, v.now()); refusal != nil {
 		countRequest(validating, r, verdictDenied)
 		return *refusal
+	}
+	// The record is karpgate's own, whatever the rules: checked first.
+	if refusal := recordRefusal(r, v.now()); refusal != "" {
+		countRequest(validating, r, verdictDenied)
+		return ctrladmission.Denied(refusal)
 	}
 	engine := v.Engines.Engine()
 	start := time.Now()
@@ -125,9 +132,10 @@ type verdictLine struct {
 }
 
 // judgeForm evaluates one form and sorts its findings; the engine leaves
-// mutation rules to the mutating webhook. On an UPDATE with denials, the
-// old object of the same form is evaluated too: a denial it already had
-// is grandfathered.
+// mutation rules to the mutating webhook. On an UPDATE with denials or
+// same-write waivers (see sameWriteWaiver), the old object of the same form
+// is evaluated too: a denial it already had is grandfathered, and such a
+// waiver waives only a denial the old object had too, denied or waived.
 func judgeForm(ctx context.Context, engine *policies.Engine, r review, f form, now time.Time) ([]verdictLine, error) {
 	req := r.request()
 	req.Object, req.OldObject, req.Now = f.object, f.oldObject, now
@@ -135,14 +143,23 @@ func judgeForm(ctx context.Context, engine *policies.Engine, r review, f form, n
 	if err != nil {
 		return nil, err
 	}
-	existing := map[string]bool{}
-	if f.oldObject != nil && res.Denied() {
+	written := r
+	written.object, written.oldObject = f.object, f.oldObject
+	sameWrite := sameWriteWaiver(engine.Config(), written)
+	existing, had := map[string]bool{}, map[string]bool{}
+	if f.oldObject != nil && (res.Denied() || slices.ContainsFunc(res.Waived, sameWrite)) {
 		before, err := engine.Evaluate(ctx, policies.Request{Object: f.oldObject, Point: config.Admission, Now: now})
 		if err != nil {
 			return nil, err
 		}
 		for _, d := range before.Denials() {
 			existing[grandfatherKey(d, f.oldObject)] = true
+			had[grandfatherKey(d, f.oldObject)] = true
+		}
+		for _, w := range before.Waived {
+			if w.Action == config.Deny {
+				had[grandfatherKey(w, f.oldObject)] = true
+			}
 		}
 	}
 	lines := make([]verdictLine, 0, len(res.Findings)+len(res.Waived))
@@ -159,6 +176,10 @@ func judgeForm(ctx context.Context, engine *policies.Engine, r review, f form, n
 		lines = append(lines, verdictLine{finding, action})
 	}
 	for _, finding := range res.Waived {
+		if sameWrite(finding) && !had[grandfatherKey(finding, f.object)] {
+			lines = append(lines, verdictLine{notWaived(finding), actionDeny})
+			continue
+		}
 		lines = append(lines, verdictLine{finding, actionWaived})
 	}
 	return lines, nil
@@ -180,6 +201,7 @@ func render(r review, lines []verdictLine) (denials []policies.Finding, warnings
 			warnings = append(warnings, warning(l.finding))
 		}
 	}
+	policies.SortFindings(denials)
 	return denials, warnings
 }
 
