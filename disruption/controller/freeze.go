@@ -34,7 +34,7 @@ func (r *reconciler) freezeClusterIfTripped(ctx context.Context, just string, no
 	}
 	held := map[string]bool{just: true}
 	for _, np := range pools.Items {
-		if m, err := holdrecord.ReadMarker(np.Annotations); err == nil && m != nil && !m.Frozen() && m.Present(np.Spec.Disruption.Budgets) {
+		if m, err := holdrecord.ReadMarker(np.Annotations); err == nil && m.Guarded() && m.Present(np.Spec.Disruption.Budgets) {
 			held[np.Name] = true
 		}
 	}
