@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	karpgatecrds "github.com/karpgate/karpgate/api/karpgate/crds"
 	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
 	"github.com/karpgate/karpgate/internal/devcluster/controlplane"
 	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
@@ -125,6 +126,8 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// karpgate's own CRDs (the RolloutPlan), as its manifests install them.
+	crds = append(crds, karpgatecrds.All()...)
 	// envtest drops conversion webhooks it cannot serve itself, so the
 	// review versions are kept to point the CRDs at karpgate afterwards.
 	reviewVersions := map[string][]string{}

@@ -151,6 +151,9 @@ func Run(ctx context.Context, opts Options) error {
 				return nil, fmt.Errorf("the disruption loop (--controller=false turns it off): %w", err)
 			}
 			loop.set(l)
+			if err := setupRolloutPlans(m, l, loop.metrics, log); err != nil {
+				return nil, err
+			}
 			if opts.Audit {
 				a := opts.AuditOptions
 				if _, err := auditcontroller.Setup(m, auditcontroller.Options{
