@@ -3,10 +3,15 @@ package serve
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/karpgate/karpgate/api/karpgate/v1alpha1"
 	"github.com/karpgate/karpgate/disruption/controller"
 	"github.com/karpgate/karpgate/disruption/rolloutplan"
 )
@@ -28,4 +33,18 @@ func setupRolloutPlans(m manager.Manager, l *controller.Loop, reg prometheus.Reg
 		return fmt.Errorf("the rollout plans' controller: %w", err)
 	}
 	return nil
+}
+
+// rolloutPlansReader is the uncached client the rollout plans' webhook
+// lists plans and NodePools' labels with.
+func rolloutPlansReader(cfg *rest.Config) (client.Reader, error) {
+	s := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		return nil, fmt.Errorf("the rollout plans' webhook client: %w", err)
+	}
+	return c, nil
 }
