@@ -126,6 +126,9 @@ func reportFreeze(w io.Writer, results []guard.Result, dryRun bool) error {
 		switch {
 		case r.Err != nil:
 			out.printf("NodePool %s: not frozen: %v\n", r.NodePool, r.Err)
+		case r.Frozen != nil && r.Held != nil:
+			frozen++
+			out.printf("NodePool %s: %s: took over %s at spec.disruption.budgets[%d]; `karpgate resume` hands it back to the plan\n", r.NodePool, would, r.Held.Holder(), r.Frozen.Index)
 		case r.Frozen != nil:
 			frozen++
 			out.printf("NodePool %s: %s: added spec.disruption.budgets[%d] {nodes: \"0\", reasons: [Drifted]}\n", r.NodePool, would, r.Frozen.Index)
