@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -72,5 +73,21 @@ func TestTextWithoutPlans(t *testing.T) {
 	var b bytes.Buffer
 	if err := Text(&b, nil); err != nil || b.String() != "No RolloutPlans: every NodePool rolls drift at its own budgets.\n" {
 		t.Errorf("%q, %v", b.String(), err)
+	}
+}
+
+// TestTheGuideShowsTheGoldenOutput: docs/rollout.md shows status.txt as
+// the test wrote it.
+func TestTheGuideShowsTheGoldenOutput(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "rollout.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join("testdata", "status.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(doc, append([]byte("$ karpgate rollout status\n"), want...)) {
+		t.Error("docs/rollout.md does not show testdata/status.txt after `$ karpgate rollout status`")
 	}
 }
