@@ -170,7 +170,7 @@ func TestStep(t *testing.T) {
 		stalledReason string
 	}{
 		{name: "a wave with nothing drifted passes at once", now: t0,
-			setup: func(p *v1alpha1.RolloutPlan, f fleet) { f.drift("a", 1, t0) },
+			setup: func(_ *v1alpha1.RolloutPlan, f fleet) { f.drift("a", 1, t0) },
 			phase: v1alpha1.PhaseRolling, wave: "rest", released: "a", events: "RolloutStarted,WaveStarted"},
 		{name: "maxRollingNodePools keeps the pool already rolling", now: t0,
 			setup: func(p *v1alpha1.RolloutPlan, f fleet) {
@@ -180,7 +180,7 @@ func TestStep(t *testing.T) {
 			},
 			phase: v1alpha1.PhaseRolling, wave: "rest", released: "b", events: "RolloutStarted,WaveStarted"},
 		{name: "drift of a reason the plan does not govern is released", now: t0,
-			setup: func(p *v1alpha1.RolloutPlan, f fleet) { a := f["a"]; a.Ungoverned = 2; f["a"] = a },
+			setup: func(_ *v1alpha1.RolloutPlan, f fleet) { a := f["a"]; a.Ungoverned = 2; f["a"] = a },
 			phase: v1alpha1.PhaseIdle, wave: "canary", released: "a,canary"},
 		{name: "a new NodeClaim not Ready in time fails the wave and holds everything", now: late,
 			setup: func(p *v1alpha1.RolloutPlan, f fleet) {
