@@ -338,6 +338,7 @@ func (s *stepper) holds() map[string]Want {
 	for _, name := range all {
 		want[name] = Hold
 	}
+	defer s.countHeld(want)
 	var released []string
 	switch s.st.Phase {
 	case v1alpha1.PhaseAborted:
@@ -367,7 +368,6 @@ func (s *stepper) holds() map[string]Want {
 			want[name] = Release
 		}
 	}
-	s.countHeld(want)
 	return want
 }
 

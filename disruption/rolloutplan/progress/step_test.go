@@ -264,8 +264,8 @@ func TestFailureRetryAbortPause(t *testing.T) {
 	plan.Annotations[v1alpha1.AbortAnnotation] = "2026-01-05T12:00:00Z"
 	out = step(t, plan, f, t0.Add(3*time.Hour))
 	expect(t, plan, out, v1alpha1.PhaseAborted, "rest", "", "RolloutAborted")
-	if out.Holds["a"] != Hold {
-		t.Errorf("abort does not hold the rolling wave: %v", out.Holds)
+	if out.Holds["a"] != Hold || plan.Status.HeldNodePools != 3 {
+		t.Errorf("abort does not hold the rolling wave: %v, %d held", out.Holds, plan.Status.HeldNodePools)
 	}
 	out = step(t, plan, f, t0.Add(4*time.Hour))
 	if want := map[string]Want{"canary": Leave, "a": Leave, "b": Leave}; !reflect.DeepEqual(out.Holds, want) {
