@@ -2,11 +2,9 @@ package progress
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/karpgate/karpgate/api/karpgate/v1alpha1"
@@ -329,126 +327,4 @@ func (s *stepper) fail(f *gates.Failure) {
 	s.st.Phase, w.Phase = v1alpha1.PhaseFailed, v1alpha1.WaveFailed
 	s.st.Failure = &v1alpha1.Failure{Wave: w.Name, Reason: f.Reason, Message: f.Gate + ": " + f.Message, At: *s.at()}
 	s.event(true, EventGateFailed, w.NodePools, "wave %s failed its %s gate, so every NodePool of the plan is held: %s; `karpgate rollout resume %s` retries the wave", w.Name, f.Gate, f.Message, s.in.Plan.Name)
-}
-
-// holds says, per NodePool of the plan, whether to hold or release it.
-func (s *stepper) holds() map[string]Want {
-	all := s.in.Waves.All()
-	want := make(map[string]Want, len(all))
-	for _, name := range all {
-		want[name] = Hold
-	}
-	defer s.countHeld(want)
-	var released []string
-	switch s.st.Phase {
-	case v1alpha1.PhaseAborted:
-		if !s.abortNow {
-			for _, name := range all {
-				want[name] = Leave
-			}
-		}
-		return want
-	case v1alpha1.PhaseFailed, v1alpha1.PhasePaused:
-		return want
-	case v1alpha1.PhaseIdle:
-		if len(s.in.Waves) > 0 {
-			released = s.limit(append([]string(nil), s.in.Waves[0]...))
-		}
-	case v1alpha1.PhaseRolling, v1alpha1.PhaseSoaking:
-		released = s.rolling()
-		s.wave().Rolling = released
-	}
-	for _, name := range released {
-		want[name] = Release
-	}
-	// Drift the plan does not pace rolls at the NodePool's own budgets
-	// while the plan has nothing of its own to roll there.
-	for _, name := range all {
-		if p := s.in.NodePools[name]; p.Drifted == 0 && p.Ungoverned > 0 {
-			want[name] = Release
-		}
-	}
-	return want
-}
-
-// rolling picks the current wave's drifted NodePools to release, those
-// already released first, at most maxRollingNodePools.
-func (s *stepper) rolling() []string {
-	var drifted []string
-	for _, name := range s.wave().NodePools {
-		if s.in.NodePools[name].Drifted > 0 {
-			drifted = append(drifted, name)
-		}
-	}
-	sort.SliceStable(drifted, func(i, j int) bool {
-		ri, rj := s.in.NodePools[drifted[i]].Holder == HeldByNobody, s.in.NodePools[drifted[j]].Holder == HeldByNobody
-		if ri != rj {
-			return ri
-		}
-		return drifted[i] < drifted[j]
-	})
-	out := s.limit(drifted)
-	sort.Strings(out)
-	return out
-}
-
-func (s *stepper) limit(names []string) []string {
-	if n := s.spec.MaxRolling(); n > 0 && len(names) > n {
-		return names[:n]
-	}
-	return names
-}
-
-func (s *stepper) countHeld(want map[string]Want) {
-	held := 0
-	for name, w := range want {
-		h := s.in.NodePools[name].Holder
-		if (w == Hold && (h == HeldByNobody || h == HeldByPlan)) || (w == Leave && h == HeldByPlan) {
-			held++
-		}
-	}
-	s.st.HeldNodePools = int32(held) //nolint:gosec // a count of NodePools
-}
-
-// setConditions writes Ready, Reconciling and Stalled for the phase.
-func (s *stepper) setConditions() {
-	gen := s.in.Plan.Generation
-	set := func(t string, status metav1.ConditionStatus, reason, msg string) {
-		meta.SetStatusCondition(&s.st.Conditions, metav1.Condition{Type: t, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen, LastTransitionTime: *s.at()})
-	}
-	w := s.wave()
-	switch s.st.Phase {
-	case v1alpha1.PhaseIdle:
-		reason := v1alpha1.ReasonIdle
-		if s.st.CompletedAt != nil {
-			reason = v1alpha1.ReasonRolloutComplete
-		}
-		msg := fmt.Sprintf("nothing to roll; the next change rolls in wave %s first, %d NodePool(s) held", w.Name, s.st.HeldNodePools)
-		set(v1alpha1.ConditionReady, metav1.ConditionTrue, reason, msg)
-		set(v1alpha1.ConditionReconciling, metav1.ConditionFalse, reason, msg)
-		set(v1alpha1.ConditionStalled, metav1.ConditionFalse, reason, msg)
-	case v1alpha1.PhaseRolling, v1alpha1.PhaseSoaking, v1alpha1.PhasePaused:
-		reason, msg := v1alpha1.ReasonRolling, fmt.Sprintf("wave %s rolls: %d drifted NodeClaim(s) left, %d replaced", w.Name, w.Drifted, w.Replaced)
-		switch s.st.Phase {
-		case v1alpha1.PhaseSoaking:
-			reason, msg = v1alpha1.ReasonSoaking, fmt.Sprintf("wave %s soaks until %s", w.Name, w.SoakEndsAt.UTC().Format(time.RFC3339))
-		case v1alpha1.PhasePaused:
-			reason, msg = v1alpha1.ReasonPaused, fmt.Sprintf("wave %s is done; spec.paused holds the next wave", w.Name)
-		}
-		if len(w.Frozen) > 0 {
-			msg += "; frozen: " + strings.Join(w.Frozen, ", ")
-		}
-		set(v1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg)
-		set(v1alpha1.ConditionReconciling, metav1.ConditionTrue, reason, msg)
-		set(v1alpha1.ConditionStalled, metav1.ConditionFalse, reason, msg)
-	case v1alpha1.PhaseFailed, v1alpha1.PhaseAborted:
-		f := s.st.Failure
-		reason, msg := v1alpha1.ReasonAborted, "aborted"
-		if f != nil {
-			reason, msg = f.Reason, "wave "+f.Wave+": "+f.Message
-		}
-		set(v1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg)
-		set(v1alpha1.ConditionReconciling, metav1.ConditionFalse, reason, msg)
-		set(v1alpha1.ConditionStalled, metav1.ConditionTrue, reason, msg)
-	}
 }
