@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/karpgate/karpgate/api/karpgate/v1alpha1"
+	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/disruption/controller"
 	"github.com/karpgate/karpgate/disruption/state"
 	"github.com/karpgate/karpgate/internal/promreg"
@@ -58,11 +59,20 @@ func Setup(mgr manager.Manager, cl cluster.Cluster, direct client.Client, opts O
 				return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name, Clock: opts.Clock})
 			},
 		}).
-		// Any plan change can move NodePools between plans.
-		WatchesRawSource(source.Kind(cl.GetCache(), &v1alpha1.RolloutPlan{}, handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ *v1alpha1.RolloutPlan) []reconcile.Request {
-			return all(ctx)
+		// Any plan change can move NodePools between plans; a deleted plan
+		// is no longer listed, so it is asked for by name (its holds go).
+		WatchesRawSource(source.Kind(cl.GetCache(), &v1alpha1.RolloutPlan{}, handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, p *v1alpha1.RolloutPlan) []reconcile.Request {
+			return append(all(ctx), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(p)})
 		}))).
-		WatchesRawSource(source.Kind(cl.GetCache(), &state.NodePool{}, mapAll[*state.NodePool](all), controller.Changed[*state.NodePool]())).
+		// A NodePool also wakes the plan its record names, which may be
+		// gone (deleted while karpgate was down): that releases the hold.
+		WatchesRawSource(source.Kind(cl.GetCache(), &state.NodePool{}, handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, np *state.NodePool) []reconcile.Request {
+			out := all(ctx)
+			if m, err := holdrecord.ReadMarker(np.Annotations); err == nil && m.RolloutPlan() != "" {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: m.RolloutPlan()}})
+			}
+			return out
+		}), controller.Changed[*state.NodePool]())).
 		WatchesRawSource(source.Kind(cl.GetCache(), &state.NodeClaim{}, mapAll[*state.NodeClaim](all), controller.Changed[*state.NodeClaim]())).
 		WatchesRawSource(source.Kind(cl.GetCache(), &corev1.Node{}, mapAll[*corev1.Node](all), controller.Changed[*corev1.Node]())).
 		Complete(r)

@@ -36,7 +36,7 @@ func rolloutFleet(t *testing.T, env *testenv.Env) {
 		"subnetSelectorTerms":[{"tags":{"env":"production"}}],"securityGroupSelectorTerms":[{"tags":{"env":"production"}}]}}`)}
 	for _, p := range []struct{ name, labels string }{{"canary", `"karpgate.io/wave":"canary","team":"shop"`}, {"general", `"team":"shop"`}, {"payments", `"team":"shop"`}} {
 		objs = append(objs, object(fmt.Sprintf(`{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":%q,"labels":{%s}},
-			"spec":{"disruption":{"budgets":[{"nodes":"1"}]},"template":{"spec":{"nodeClassRef":{"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"production"},"requirements":[]}}}}`, p.name, p.labels)))
+			"spec":{"disruption":{"consolidateAfter":"Never","budgets":[{"nodes":"1"}]},"template":{"spec":{"nodeClassRef":{"group":"karpenter.k8s.aws","kind":"EC2NodeClass","name":"production"},"requirements":[]}}}}`, p.name, p.labels)))
 		for i := 0; i < 2; i++ {
 			objs = append(objs, claimAndNode(p.name, fmt.Sprintf("%s-old-%d", p.name, i))...)
 		}
