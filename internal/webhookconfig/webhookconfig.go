@@ -168,10 +168,13 @@ func Validating(e Endpoint, p Policy) *admissionregistrationv1.ValidatingWebhook
 			AdmissionReviewVersions: []string{"v1"},
 			MatchConditions:         MatchConditions(),
 		}, {
-			Name:                    deploy.RolloutPlansWebhookName,
-			ClientConfig:            e.admission(deploy.ValidateRolloutPlansPath),
-			Rules:                   RolloutPlanRules(),
-			FailurePolicy:           ptr.To(p.FailurePolicy),
+			Name:         deploy.RolloutPlansWebhookName,
+			ClientConfig: e.admission(deploy.ValidateRolloutPlansPath),
+			Rules:        RolloutPlanRules(),
+			// Ignore: an outage must not block NodePool writes a second
+			// time, and a NodePool two plans select is still judged at
+			// run time (the oldest plan has it; the other names it).
+			FailurePolicy:           ptr.To(admissionregistrationv1.Ignore),
 			MatchPolicy:             ptr.To(admissionregistrationv1.Equivalent),
 			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
 			TimeoutSeconds:          ptr.To(p.TimeoutSeconds),
