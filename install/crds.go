@@ -8,7 +8,9 @@ import (
 
 // customResourceDefinitions are the CRDs of karpgate's own API (the
 // RolloutPlan), generated from its Go types (api/karpgate/crds), with the
-// install's labels.
+// install's labels. Helm keeps them on uninstall, as it keeps the
+// OpenReports CRDs: deleting a CRD deletes every RolloutPlan, and with it the
+// record of which NodePools a half-done rollout still holds.
 func customResourceDefinitions() []*apiextensionsv1.CustomResourceDefinition {
 	out := crds.All()
 	for _, crd := range out {
@@ -17,6 +19,7 @@ func customResourceDefinitions() []*apiextensionsv1.CustomResourceDefinition {
 			labels[k] = v
 		}
 		crd.Labels = labels
+		crd.Annotations = map[string]string{"helm.sh/resource-policy": "keep"}
 	}
 	return out
 }

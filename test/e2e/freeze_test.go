@@ -58,9 +58,10 @@ func holdOf(t *testing.T, env *testenv.Env, name string) (string, string) {
 }
 
 // TestFreezeAndResume: freeze by selector and for all, never touching a
-// budget karpgate did not add, leaving holds already there; the loop with
-// the guard off lifts an older guard hold but never a freeze; resume --all
-// lifts everything karpgate added.
+// budget karpgate did not add, leaving freezes already there and taking
+// over the rollout guard's hold, which the loop with the guard off would
+// otherwise lift in the middle of an incident; the loop lifts no freeze;
+// resume --all lifts everything karpgate added.
 func TestFreezeAndResume(t *testing.T) {
 	ctrllog.SetLogger(logr.Discard())
 	env := testenv.Start(t, testenv.CRDs(t, crdsource.KarpenterV1_15_1))
@@ -99,10 +100,10 @@ func TestFreezeAndResume(t *testing.T) {
 	}
 	code, out = karpgateRun(t, env, "freeze", "--all", "--reason", "incident 42")
 	for _, want := range []string{
-		"NodePool legacy: the rollout guard already holds it since 2026-01-04T10:00:00Z",
+		"NodePool legacy: frozen: took over the rollout guard's hold at spec.disruption.budgets[1]; `karpgate resume` lifts both",
 		"NodePool pay-a: a freeze already holds it since",
 		"NodePool web: frozen: added spec.disruption.budgets[0]",
-		"froze 1 of 4 NodePool(s); 3 already held",
+		"froze 2 of 4 NodePool(s); 2 already held",
 	} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("freeze --all: exit %d, output lacks %q:\n%s", code, want, out)
@@ -110,28 +111,26 @@ func TestFreezeAndResume(t *testing.T) {
 	}
 	code, out = karpgateRun(t, env, "status")
 	if code != 0 || !strings.Contains(out, "web: drift is frozen since") || !strings.Contains(out, "incident 42; `karpgate resume web` or `karpgate resume --all` lifts it") ||
-		!strings.Contains(out, "legacy: the rollout guard holds drift since 2026-01-04T10:00:00Z") {
+		!strings.Contains(out, "legacy: drift is frozen since") {
 		t.Errorf("status: exit %d\n%s", code, out)
 	}
 
-	// The guard is off: the loop lifts the older guard hold, not the freezes.
+	// The guard is off: the loop lifts no freeze, not even the one laid over
+	// the guard's own older hold.
 	registry := prometheus.NewRegistry()
 	loop := startLoop(t, env, manager.Options{}, controller.Options{Name: "karpgate-freeze", Registerer: registry})
-	wait.ForNoError(t, "the guard's hold lifted, the freezes kept", func() error {
-		if got, holder := holdOf(t, env, "legacy"); holder != "" || got != `[{"nodes":"10%"}]` {
-			return fmt.Errorf("legacy: %s (%s)", got, holder)
-		}
+	wait.ForNoError(t, "every freeze kept", func() error {
 		return testutil.GatherAndCompare(registry, strings.NewReader(`
 # HELP karpgate_nodepool_drift_frozen 1 while a freeze (karpgate freeze, or the rollout guard's cluster-wide trip) holds the NodePool's drift disruptions at zero.
 # TYPE karpgate_nodepool_drift_frozen gauge
-karpgate_nodepool_drift_frozen{nodepool="legacy"} 0
+karpgate_nodepool_drift_frozen{nodepool="legacy"} 1
 karpgate_nodepool_drift_frozen{nodepool="pay-a"} 1
 karpgate_nodepool_drift_frozen{nodepool="pay-b"} 1
 karpgate_nodepool_drift_frozen{nodepool="web"} 1
 `), "karpgate_nodepool_drift_frozen")
 	})
 	loop.stop() // every reconcile has finished: nothing can lift a freeze behind the checks below
-	for _, name := range []string{"pay-a", "pay-b", "web"} {
+	for _, name := range []string{"pay-a", "pay-b", "web", "legacy"} {
 		if _, holder := holdOf(t, env, name); holder != "freeze" {
 			t.Errorf("the loop with the guard off lifted the freeze of %s", name)
 		}
@@ -142,7 +141,7 @@ karpgate_nodepool_drift_frozen{nodepool="web"} 1
 		t.Errorf("resume with a missing NodePool: exit %d\n%s", code, out)
 	}
 	code, out = karpgateRun(t, env, "resume", "--all")
-	if code != 0 || !strings.Contains(out, "resumed 2 of 4 NodePool(s)") || !strings.Contains(out, "NodePool legacy: karpgate does not hold it") {
+	if code != 0 || !strings.Contains(out, "resumed 3 of 4 NodePool(s)") || !strings.Contains(out, "NodePool legacy: removed karpgate's budget spec.disruption.budgets[1] (a freeze)") {
 		t.Errorf("resume --all: exit %d\n%s", code, out)
 	}
 	original["legacy"] = `[{"nodes":"10%"}]`
@@ -177,12 +176,17 @@ func stuckPool(name string, now time.Time) []*unstructured.Unstructured {
 // TestRolloutGuardTripsAClusterWideFreeze: with --rollout-guard-freeze-after
 // 2, the guard holding two NodePools freezes drift in every NodePool; the
 // freeze stays when the guard is turned off, and resume --all lifts it all.
+// A record that vouches for no hold does not count (issue #38).
 func TestRolloutGuardTripsAClusterWideFreeze(t *testing.T) {
 	ctrllog.SetLogger(logr.Discard())
 	env := testenv.Start(t, testenv.CRDs(t, crdsource.KarpenterV1_15_1))
 	start := time.Now().UTC().Truncate(time.Second)
 	objs := append(stuckPool("g1", start), stuckPool("g2", start)...)
-	objs = append(objs, nodePoolObject("bystander", "", "", `[{"nodes":"10%"}]`))
+	objs = append(objs, nodePoolObject("bystander", "", "", `[{"nodes":"10%"}]`),
+		// A guard record of a budget the guard never adds ({nodes "0"}
+		// holds every reason): no drift rollout held, so it must not
+		// count towards the freeze, and resume must leave its budget.
+		nodePoolObject("decoy", "", `"karpgate.io/rollout-guard":`+jsonString(`{"budget":{"nodes":"0"},"index":1,"since":"2026-01-05T08:00:00Z","reason":"not the guard's"}`), decoyBudgets))
 	createWithStatus(t, env.Client, objs)
 	clk := clocktesting.NewFakeClock(start)
 	registry := prometheus.NewRegistry()
@@ -225,13 +229,19 @@ func TestRolloutGuardTripsAClusterWideFreeze(t *testing.T) {
 		return nil
 	})
 	loop.stop()
-	if code, out := karpgateRun(t, env, "resume", "--all"); code != 0 || !strings.Contains(out, "resumed 3 of 3") {
+	if code, out := karpgateRun(t, env, "resume", "--all"); code != 0 || !strings.Contains(out, "resumed 4 of 4") ||
+		!strings.Contains(out, `NodePool decoy: its record named spec.disruption.budgets[1] {"nodes":"0"}, which is no budget karpgate adds; cleared the record and left every budget`) {
 		t.Errorf("resume --all: exit %d\n%s", code, out)
 	}
 	if got, holder := holdOf(t, env, "bystander"); holder != "" || got != `[{"nodes":"10%"}]` {
 		t.Errorf("bystander after resume: %s (%s)", got, holder)
 	}
+	if got, holder := holdOf(t, env, "decoy"); holder != "" || got != decoyBudgets {
+		t.Errorf("decoy after resume: %s (%s), want %s", got, holder, decoyBudgets)
+	}
 }
+
+const decoyBudgets = `[{"nodes":"50%"},{"nodes":"0"}]`
 
 // hasPoolMetrics says whether the loop has exported metrics for a NodePool.
 func hasPoolMetrics(t *testing.T, registry *prometheus.Registry, pool string) bool {

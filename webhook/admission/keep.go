@@ -30,7 +30,7 @@ func keep(r review, doc map[string]any, now time.Time) (ops []patchOperation, wa
 	if r.kind != karpenter.KindNodePool || r.oldObject == nil {
 		return ops, warnings, nil
 	}
-	kept, err := guard.Keep(doc, r.oldObject)
+	kept, err := guard.Keep(doc, r.oldObject, now)
 	if err != nil || kept == nil {
 		return ops, warnings, err
 	}

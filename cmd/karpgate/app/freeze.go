@@ -128,7 +128,11 @@ func reportFreeze(w io.Writer, results []guard.Result, dryRun bool) error {
 			out.printf("NodePool %s: not frozen: %v\n", r.NodePool, r.Err)
 		case r.Frozen != nil && r.Held != nil:
 			frozen++
-			out.printf("NodePool %s: %s: took over %s at spec.disruption.budgets[%d]; `karpgate resume` hands it back to the plan\n", r.NodePool, would, r.Held.Holder(), r.Frozen.Index)
+			what, after := r.Held.Holder(), "hands it back to the plan"
+			if r.Held.Guarded() {
+				what, after = "the rollout guard's hold", "lifts both"
+			}
+			out.printf("NodePool %s: %s: took over %s at spec.disruption.budgets[%d]; `karpgate resume` %s\n", r.NodePool, would, what, r.Frozen.Index, after)
 		case r.Frozen != nil:
 			frozen++
 			out.printf("NodePool %s: %s: added spec.disruption.budgets[%d] {nodes: \"0\", reasons: [Drifted]}\n", r.NodePool, would, r.Frozen.Index)
