@@ -185,7 +185,8 @@ func TestRolloutGuardTripsAClusterWideFreeze(t *testing.T) {
 	objs = append(objs, nodePoolObject("bystander", "", "", `[{"nodes":"10%"}]`),
 		// A guard record of a budget the guard never adds ({nodes "0"}
 		// holds every reason): no drift rollout held, so it must not
-		// count towards the freeze, and resume must leave its budget.
+		// count towards the freeze; the freeze replaces the record with
+		// its own, and resume lifts that and leaves the decoy's budget.
 		nodePoolObject("decoy", "", `"karpgate.io/rollout-guard":`+jsonString(`{"budget":{"nodes":"0"},"index":1,"since":"2026-01-05T08:00:00Z","reason":"not the guard's"}`), decoyBudgets))
 	createWithStatus(t, env.Client, objs)
 	clk := clocktesting.NewFakeClock(start)
@@ -209,7 +210,7 @@ func TestRolloutGuardTripsAClusterWideFreeze(t *testing.T) {
 	})
 	clk.Step(11 * time.Minute)
 	wait.ForNoError(t, "two guard holds trip the freeze", func() error {
-		for name, want := range map[string]string{"g1": "guard", "g2": "guard", "bystander": "freeze"} {
+		for name, want := range map[string]string{"g1": "guard", "g2": "guard", "bystander": "freeze", "decoy": "freeze"} {
 			if _, holder := holdOf(t, env, name); holder != want {
 				return fmt.Errorf("%s held by %q, want %q", name, holder, want)
 			}
@@ -230,7 +231,7 @@ func TestRolloutGuardTripsAClusterWideFreeze(t *testing.T) {
 	})
 	loop.stop()
 	if code, out := karpgateRun(t, env, "resume", "--all"); code != 0 || !strings.Contains(out, "resumed 4 of 4") ||
-		!strings.Contains(out, `NodePool decoy: its record named spec.disruption.budgets[1] {"nodes":"0"}, which is no budget karpgate adds; cleared the record and left every budget`) {
+		!strings.Contains(out, "NodePool decoy: removed karpgate's budget spec.disruption.budgets[2] (a freeze)") {
 		t.Errorf("resume --all: exit %d\n%s", code, out)
 	}
 	if got, holder := holdOf(t, env, "bystander"); holder != "" || got != `[{"nodes":"10%"}]` {
