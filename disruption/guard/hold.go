@@ -82,14 +82,18 @@ func freezeOver(np *unstructured.Unstructured, m *holdrecord.Marker, now time.Ti
 }
 
 // rewrite replaces the NodePool's record with m, as a resume of the old
-// hold and the start of m in one write (see freezeOver).
+// hold and the start of m in one write (see freezeOver). The resume instant
+// must be later than the stored one (holdrecord.Resumes), which the last
+// handover may have set in this same second: a freeze over a plan's hold
+// resumed at once is the case a person meets.
 func rewrite(np *unstructured.Unstructured, m *holdrecord.Marker, now time.Time) error {
 	record, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
+	resumed := holdrecord.NextResume(np.GetAnnotations(), now)
 	setAnnotation(np, karpenter.RolloutGuardAnnotation, string(record))
-	setAnnotation(np, karpenter.RolloutGuardResumedAnnotation, now.UTC().Format(time.RFC3339))
+	setAnnotation(np, karpenter.RolloutGuardResumedAnnotation, resumed)
 	return nil
 }
 

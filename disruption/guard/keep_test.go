@@ -92,3 +92,33 @@ func TestKeepHoldsAcrossWritesUntilResumed(t *testing.T) {
 		})
 	}
 }
+
+// TestHandoversInOneSecondAreResumes: a plan's hold, a freeze laid over it
+// and the freeze lifted, all in the same second (a person who freezes by
+// mistake and resumes at once), are each a resume the mutating webhook lets
+// through: every handover sets a resume instant later than the stored one.
+func TestHandoversInOneSecondAreResumes(t *testing.T) {
+	now := time.Date(2026, 11, 28, 8, 0, 0, 0, time.UTC)
+	np := nodePool(t, `[{"nodes":"10%"}]`, nil)
+	if _, err := HoldForPlan(np, now, "wave 2 waits", "fleet"); err != nil {
+		t.Fatal(err)
+	}
+	planHeld := np.DeepCopy()
+	m, _ := holdrecord.ReadMarker(np.GetAnnotations())
+	if _, err := freezeOver(np, m, now, "INC-7"); err != nil {
+		t.Fatal(err)
+	}
+	if k, err := Keep(np.Object, planHeld.Object, now); err != nil || k != nil {
+		t.Fatalf("freeze over the plan's hold: kept %+v (%v), want the handover to pass", k, err)
+	}
+	frozen := np.DeepCopy()
+	if outcome, _, err := Lift(np, now); err != nil || outcome != Returned {
+		t.Fatalf("lift: %s, %v; want %s", outcome, err, Returned)
+	}
+	if k, err := Keep(np.Object, frozen.Object, now); err != nil || k != nil {
+		t.Fatalf("the freeze handed back to the plan: kept %+v (%v), want the handover to pass", k, err)
+	}
+	if m, _ := holdrecord.ReadMarker(np.GetAnnotations()); m == nil || m.RolloutPlan() != "fleet" {
+		t.Errorf("after lift the record is %+v, want the plan's hold", m)
+	}
+}
