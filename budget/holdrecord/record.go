@@ -18,9 +18,12 @@ type Marker struct {
 	Since time.Time `json:"since"`
 	// Reason says, for people, why the rollout was held.
 	Reason string `json:"reason"`
-	// By is ByFreeze when `karpgate freeze` (or the guard's cluster-wide
-	// trip) added the budget; empty for the rollout guard's own hold, which
-	// is how every record written before freezes existed reads.
+	// By names the holder: ByFreeze when `karpgate freeze` (or the guard's
+	// cluster-wide trip) added the budget; empty for the rollout guard's own
+	// hold, which is how every record written before freezes existed reads.
+	// Another holder adds its own value: what vouches for a hold (Held),
+	// what keeps and what ends it (Resumes) are the same for every holder;
+	// only who lifts it, and whether its NodePool may be deleted, differ.
 	By string `json:"by,omitempty"`
 }
 

@@ -24,6 +24,10 @@ import (
 // runs only when a hold is placed, so when two NodePools are held moments
 // apart, a lagging cache would show each the other without its hold, and
 // neither would trip the freeze. Read live, whichever counts last sees both.
+//
+// Only a hold its record vouches for counts (holdrecord.Held): a record that
+// names another budget, such as {nodes: "0"} for every reason, or whose
+// budget is gone, holds no drift rollout.
 func (r *reconciler) freezeClusterIfTripped(ctx context.Context, just string, now time.Time) error {
 	if r.opts.Guard.FreezeAfter <= 0 {
 		return nil
@@ -34,7 +38,7 @@ func (r *reconciler) freezeClusterIfTripped(ctx context.Context, just string, no
 	}
 	held := map[string]bool{just: true}
 	for _, np := range pools.Items {
-		if m, err := holdrecord.ReadMarker(np.Annotations); err == nil && m != nil && !m.Frozen() && m.Present(np.Spec.Disruption.Budgets) {
+		if m, _, ok := holdrecord.Held(np.Annotations, np.Spec.Disruption.Budgets); ok && !m.Frozen() {
 			held[np.Name] = true
 		}
 	}

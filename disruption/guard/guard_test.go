@@ -95,6 +95,12 @@ func TestLiftRemovesOnlyKarpgatesBudget(t *testing.T) {
 		{"moved, with an equal budget elsewhere: ambiguous, nothing changes",
 			held(`[`+userZeroDrift+`,{"nodes":"10%"}]`, 1), "", `[` + userZeroDrift + `,{"nodes":"10%"}]`, ErrAmbiguous},
 		{"not held", nodePool(t, `[`+userZeroDrift+`]`, nil), NotHeld, `[` + userZeroDrift + `]`, nil},
+		{"a hold since 2099 is lifted now",
+			nodePool(t, `[{"nodes":"10%"},`+userZeroDrift+`]`, map[string]string{karpenter.RolloutGuardAnnotation: `{"budget":` + userZeroDrift + `,"index":1,"since":"2099-01-01T00:00:00Z","reason":"forged","by":"freeze"}`, "other": "kept"}),
+			Removed, `[{"nodes":"10%"}]`, nil},
+		{"a record of a budget karpgate never adds: the record goes, the budget stays",
+			nodePool(t, `[{"nodes":"10%"},{"nodes":"0"}]`, map[string]string{karpenter.RolloutGuardAnnotation: `{"budget":{"nodes":"0"},"index":1,"since":"2026-01-05T08:00:00Z","reason":"forged"}`, "other": "kept"}),
+			NotKarpgates, `[{"nodes":"10%"},{"nodes":"0"}]`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -240,6 +246,31 @@ func TestFreezeIsTheSameBudgetMarkedAsAFreeze(t *testing.T) {
 	outcome, lifted, err := Lift(np, t0.Add(time.Hour))
 	if err != nil || outcome != Removed || !lifted.Frozen() || budgetsJSON(t, np) != `[{"nodes":"10%"}]` {
 		t.Errorf("lifting the freeze: %s %+v %v, budgets %s", outcome, lifted, err, budgetsJSON(t, np))
+	}
+}
+
+// TestFreezeReplacesARecordThatHoldsNothing: a record planted by anyone
+// who may write the NodePool, one that vouches for no hold, must not make
+// a freeze skip the NodePool as already held.
+func TestFreezeReplacesARecordThatHoldsNothing(t *testing.T) {
+	tests := []struct{ name, budgets, record string }{
+		{"unreadable", `[{"nodes":"10%"}]`, "yes"},
+		{"names another budget", `[{"nodes":"10%"},{"nodes":"0"}]`, `{"budget":{"nodes":"0"},"index":1,"since":"2099-01-01T00:00:00Z","reason":"forged"}`},
+		{"its budget is not at its index", `[{"nodes":"10%"}]`, `{"budget":{"nodes":"0","reasons":["Drifted"]},"index":1,"since":"2099-01-01T00:00:00Z","reason":"forged"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			np := nodePool(t, tt.budgets, map[string]string{karpenter.RolloutGuardAnnotation: tt.record})
+			m, err := Freeze(np, t0, "incident")
+			if err != nil {
+				t.Fatalf("freeze over a record that holds nothing: %v", err)
+			}
+			budgets, _, _ := unstructured.NestedSlice(np.Object, budgetsPath...)
+			got, index, held := holdrecord.Held(np.GetAnnotations(), budgets)
+			if !held || !got.Frozen() || index != m.Index || got.Reason != "incident" || !got.Since.Equal(t0) {
+				t.Errorf("after the freeze: held %v at %d, record %+v; budgets %s", held, index, got, budgetsJSON(t, np))
+			}
+		})
 	}
 }
 

@@ -23,6 +23,9 @@ const (
 	// AlreadyGone means karpgate's budget had already been removed by someone
 	// else; only the record was removed.
 	AlreadyGone Outcome = "already-gone"
+	// NotKarpgates means the record named a budget karpgate never adds; only
+	// the record was removed, and every budget stays.
+	NotKarpgates Outcome = "not-karpgates"
 )
 
 // ErrAmbiguous means karpgate's budget is not where it was added, but a budget of
@@ -33,7 +36,11 @@ var budgetsPath = []string{"spec", "disruption", "budgets"}
 
 // Hold appends the guard's budget to the NodePool and records it. It fails,
 // changing nothing, when karpgate already holds the NodePool or the budgets
-// cannot be read.
+// cannot be read. A record that vouches for no hold (holdrecord.Held: it
+// does not parse, names a budget karpgate never adds, or its budget is not
+// at its index) holds nothing, so it is replaced: otherwise anyone who may
+// write the NodePool could plant one and make a later freeze, in an
+// incident, skip the NodePool as "already held".
 func Hold(np *unstructured.Unstructured, now time.Time, reason string) (*holdrecord.Marker, error) {
 	return hold(np, now, reason, "")
 }
@@ -48,15 +55,12 @@ func Freeze(np *unstructured.Unstructured, now time.Time, reason string) (*holdr
 var ErrHeld = errors.New("karpgate already holds it")
 
 func hold(np *unstructured.Unstructured, now time.Time, reason, by string) (*holdrecord.Marker, error) {
-	if m, err := holdrecord.ReadMarker(np.GetAnnotations()); err != nil || m != nil {
-		if err != nil {
-			return nil, fmt.Errorf("NodePool %s: %w", np.GetName(), err)
-		}
-		return nil, fmt.Errorf("NodePool %s: %w: %s holds it since %s", np.GetName(), ErrHeld, m.Holder(), m.Since.Format(time.RFC3339))
-	}
 	budgets, found, err := unstructured.NestedSlice(np.Object, budgetsPath...)
 	if err != nil {
 		return nil, fmt.Errorf("NodePool %s: spec.disruption.budgets: %w", np.GetName(), err)
+	}
+	if m, _, held := holdrecord.Held(np.GetAnnotations(), budgets); held {
+		return nil, fmt.Errorf("NodePool %s: %w: %s holds it since %s", np.GetName(), ErrHeld, m.Holder(), m.Since.Format(time.RFC3339))
 	}
 	if !found {
 		// The v1 CRD always defaults the list; appending to a missing one
@@ -76,9 +80,11 @@ func hold(np *unstructured.Unstructured, now time.Time, reason, by string) (*hol
 }
 
 // Lift removes the guard's budget and record from the NodePool and notes when
-// the hold ended. See the package documentation for when it refuses.
+// the hold ended, in one write, whatever the record's since says. See the
+// package documentation for when it refuses.
 func Lift(np *unstructured.Unstructured, now time.Time) (Outcome, *holdrecord.Marker, error) {
-	m, err := holdrecord.ReadMarker(np.GetAnnotations())
+	annotations := np.GetAnnotations()
+	m, err := holdrecord.ReadMarker(annotations)
 	if err != nil {
 		return "", nil, fmt.Errorf("NodePool %s: %w", np.GetName(), err)
 	}
@@ -90,20 +96,25 @@ func Lift(np *unstructured.Unstructured, now time.Time) (Outcome, *holdrecord.Ma
 		return "", m, fmt.Errorf("NodePool %s: spec.disruption.budgets: %w", np.GetName(), err)
 	}
 	outcome := AlreadyGone
+	_, index, held := holdrecord.Held(annotations, budgets)
 	switch {
-	case m.Present(budgets):
+	case held:
 		outcome = Removed
-		budgets = append(budgets[:m.Index:m.Index], budgets[m.Index+1:]...)
+		budgets = append(budgets[:index:index], budgets[index+1:]...)
 		if err := unstructured.SetNestedSlice(np.Object, budgets, budgetsPath...); err != nil {
 			return "", m, err
 		}
+	case !holdrecord.SameBudget(m.Budget, holdrecord.Budget()):
+		// A record of a budget karpgate never adds vouches for nothing:
+		// that budget is someone's own, and stays.
+		outcome = NotKarpgates
 	case indexOf(budgets, m.Budget) >= 0:
 		return "", m, fmt.Errorf("NodePool %s: %w: spec.disruption.budgets[%d] is no longer karpgate's budget %s, but spec.disruption.budgets[%d] has the same value and may be yours; karpgate changes nothing: in one edit, delete the budget you no longer want and the annotation %s, and set the annotation %s to the current time (RFC 3339), which tells karpgate's webhook the hold is over",
 			np.GetName(), ErrAmbiguous, m.Index, compact(m.Budget), indexOf(budgets, m.Budget), karpenter.RolloutGuardAnnotation, karpenter.RolloutGuardResumedAnnotation)
 	}
-	annotations := np.GetAnnotations()
+	resumed := holdrecord.NextResume(annotations, now)
 	delete(annotations, karpenter.RolloutGuardAnnotation)
-	annotations[karpenter.RolloutGuardResumedAnnotation] = now.UTC().Format(time.RFC3339)
+	annotations[karpenter.RolloutGuardResumedAnnotation] = resumed
 	np.SetAnnotations(annotations)
 	return outcome, m, nil
 }

@@ -3,7 +3,6 @@ package guard
 import (
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -25,33 +24,42 @@ type Kept struct {
 }
 
 // Keep is what the mutating webhook asks of every write to a NodePool:
-// while the stored object is held (a freeze or the rollout guard's hold),
-// the hold budget and its record stay, whatever the write says. A GitOps
-// controller applying the NodePool from Git (server-side apply, which owns
-// the whole budgets list, or client-side apply and replace, which send it)
-// would otherwise drop a budget Git does not have. Only a resume ends a
-// hold: a write that sets karpgate.io/rollout-guard-resumed to a new
-// instant no earlier than the hold began, as Lift does. It returns nil
-// when the write keeps the hold already or there is none to keep.
+// while the stored object is held (a freeze, the rollout guard's hold, or
+// any other holder's record), the hold budget and its record stay,
+// whatever the write says. A GitOps controller applying the NodePool from
+// Git (server-side apply, which owns the whole budgets list, or
+// client-side apply and replace, which send it) would otherwise drop a
+// budget Git does not have.
+//
+// Only a hold the stored object vouches for is kept (holdrecord.Held: the
+// record parses, names karpgate's budget, and that budget sits at the
+// recorded index), and only that budget is put back: a record that names
+// another budget, or whose budget is gone, keeps nothing. Only a resume
+// ends a hold (holdrecord.Resumes: the write removes the record and sets
+// karpgate.io/rollout-guard-resumed to a new instant, as Lift does),
+// whatever the hold's since says. It returns nil when the write keeps the
+// hold already or there is none to keep.
 func Keep(object, oldObject map[string]any) (*Kept, error) {
 	before := annotations(oldObject)
-	m, err := holdrecord.ReadMarker(before)
-	if err != nil || m == nil {
-		return nil, nil //nolint:nilerr // an unreadable record is people's to fix; karpgate keeps only what it can read
+	stored, _, _ := unstructured.NestedSlice(oldObject, budgetsPath...)
+	m, _, held := holdrecord.Held(before, stored)
+	if !held {
+		return nil, nil
 	}
 	after := annotations(object)
-	if resumes(before, after, m) {
+	if holdrecord.Resumes(before, after) {
 		return nil, nil
 	}
 	var budgets []any
 	if v, _, _ := unstructured.NestedFieldNoCopy(object, budgetsPath...); v != nil {
+		var err error
 		if budgets, _, err = unstructured.NestedSlice(object, budgetsPath...); err != nil {
 			return nil, fmt.Errorf("spec.disruption.budgets: %w", err)
 		}
 	}
 	kept := *m
 	restored := false
-	if !m.Present(budgets) {
+	if !kept.Present(budgets) {
 		kept.Index, restored = len(budgets), true
 		budgets = append(budgets, holdrecord.Budget())
 	}
@@ -63,17 +71,6 @@ func Keep(object, oldObject map[string]any) (*Kept, error) {
 		return nil, nil
 	}
 	return &Kept{Budgets: budgets, Record: string(record), Marker: &kept, Restored: restored}, nil
-}
-
-// resumes reports whether a write ends the hold m: it sets the resumed
-// annotation to a new instant at or after the hold began.
-func resumes(before, after map[string]string, m *holdrecord.Marker) bool {
-	value := after[karpenter.RolloutGuardResumedAnnotation]
-	if value == before[karpenter.RolloutGuardResumedAnnotation] {
-		return false
-	}
-	at, err := time.Parse(time.RFC3339, value)
-	return err == nil && !at.Before(m.Since)
 }
 
 // annotations reads an unstructured object's annotations as strings;

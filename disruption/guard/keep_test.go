@@ -18,12 +18,19 @@ func poolJSON(t *testing.T, budgets string, annotations map[string]string) map[s
 	return out
 }
 
+// TestKeepHoldsAcrossWritesUntilResumed: a valid hold stays through every
+// write but a resume, which ends it whatever its since; a record that
+// vouches for no budget keeps nothing.
 func TestKeepHoldsAcrossWritesUntilResumed(t *testing.T) {
 	const (
-		freeze   = `{"budget":{"nodes":"0","reasons":["Drifted"]},"index":1,"since":"2026-01-05T08:00:00Z","reason":"incident 42","by":"freeze"}`
-		held     = `[{"nodes":"10%"},{"nodes":"0","reasons":["Drifted"]}]`
-		resumed  = karpenter.RolloutGuardResumedAnnotation
-		guardKey = karpenter.RolloutGuardAnnotation
+		freeze = `{"budget":{"nodes":"0","reasons":["Drifted"]},"index":1,"since":"2026-01-05T08:00:00Z","reason":"incident 42","by":"freeze"}`
+		// Stored before karpgate refused records dated in the future.
+		forged = `{"budget":{"nodes":"0","reasons":["Drifted"]},"index":1,"since":"2099-01-01T00:00:00Z","reason":"incident 42","by":"freeze"}`
+		// {nodes: "0"} holds every reason: no budget karpgate adds.
+		allReasons = `{"budget":{"nodes":"0"},"index":1,"since":"2026-01-05T08:00:00Z","reason":"incident 42","by":"freeze"}`
+		held       = `[{"nodes":"10%"},{"nodes":"0","reasons":["Drifted"]}]`
+		resumed    = karpenter.RolloutGuardResumedAnnotation
+		guardKey   = karpenter.RolloutGuardAnnotation
 	)
 	stored := poolJSON(t, held, map[string]string{guardKey: freeze})
 	for _, tt := range []struct {
@@ -43,8 +50,14 @@ func TestKeepHoldsAcrossWritesUntilResumed(t *testing.T) {
 		{"record dropped, budget kept", stored, poolJSON(t, held, nil), held, 1, false},
 		{"record changed", stored, poolJSON(t, held, map[string]string{guardKey: `{"budget":{"nodes":"0"},"index":0,"since":"2020-01-01T00:00:00Z"}`}), held, 1, false},
 		{"resume", stored, poolJSON(t, `[{"nodes":"10%"}]`, map[string]string{resumed: "2026-01-05T09:00:00Z"}), "", 0, false},
-		{"a resumed time older than the hold is no resume", stored, poolJSON(t, `[{"nodes":"10%"}]`, map[string]string{resumed: "2026-01-04T09:00:00Z"}), held, 1, true},
+		{"a resume from a clock behind the one that froze", stored, poolJSON(t, `[{"nodes":"10%"}]`, map[string]string{resumed: "2026-01-04T09:00:00Z"}), "", 0, false},
+		{"a resume of a hold since 2099", poolJSON(t, held, map[string]string{guardKey: forged}), poolJSON(t, `[{"nodes":"10%"}]`, map[string]string{resumed: "2026-11-28T08:00:00Z"}), "", 0, false},
+		{"a hold since 2099 is kept until resumed", poolJSON(t, held, map[string]string{guardKey: forged}), poolJSON(t, `[{"nodes":"10%"}]`, map[string]string{guardKey: forged}), held, 1, true},
+		{"a new resumed instant that keeps the record is no resume", stored, poolJSON(t, `[{"nodes":"10%"}]`, map[string]string{guardKey: freeze, resumed: "2026-01-05T09:00:00Z"}), held, 1, true},
 		{"an unreadable record is not kept", poolJSON(t, held, map[string]string{guardKey: "{"}), poolJSON(t, `[{"nodes":"10%"}]`, nil), "", 0, false},
+		{"a record of another budget is not kept", poolJSON(t, `[{"nodes":"10%"},{"nodes":"0"}]`, map[string]string{guardKey: allReasons}), poolJSON(t, `[{"nodes":"10%"}]`, nil), "", 0, false},
+		{"a record whose budget is gone is not kept", poolJSON(t, `[{"nodes":"10%"}]`, map[string]string{guardKey: freeze}), poolJSON(t, `[{"nodes":"10%"}]`, nil), "", 0, false},
+		{"a record whose budget moved is not kept", poolJSON(t, `[{"nodes":"0","reasons":["Drifted"]},{"nodes":"10%"}]`, map[string]string{guardKey: freeze}), poolJSON(t, `[{"nodes":"10%"}]`, nil), "", 0, false},
 		{"no budgets at all", stored, poolJSON(t, `null`, map[string]string{guardKey: freeze}), `[{"nodes":"0","reasons":["Drifted"]}]`, 0, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,7 +3,9 @@ package guard_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -112,6 +114,85 @@ func TestConcurrentEditsAreNeverOverwritten(t *testing.T) {
 	if got, want := budgets(ctx, t, env), `[{"nodes":"10%"},{"nodes":"3"},{"nodes":"4"}]`; got != want {
 		t.Fatalf("budgets after the release %s, want %s", got, want)
 	}
+	releaseConfirmsTheHoldIsGone(ctx, t, env, direct, now.Add(2*time.Hour))
+}
+
+// releaseConfirmsTheHoldIsGone, on the same API server: a dry-run
+// release changes nothing and confirms from the API server's answer
+// alone; a hold that something puts back right after the release is
+// reported as ErrNotLifted; a new hold placed meanwhile is not.
+func releaseConfirmsTheHoldIsGone(ctx context.Context, t *testing.T, env *testenv.Env, direct client.WithWatch, now time.Time) {
+	const held = `[{"nodes":"10%"},{"nodes":"3"},{"nodes":"4"},{"nodes":"0","reasons":["Drifted"]}]`
+	if _, _, err := guard.FreezeNodePool(ctx, direct, "default", now, "incident 42"); err != nil {
+		t.Fatal(err)
+	}
+	outcome, _, err := guard.Release(ctx, client.NewDryRunClient(direct), "default", now)
+	if err != nil || outcome != guard.Removed {
+		t.Fatalf("dry-run Release: %v %v", outcome, err)
+	}
+	if got := budgets(ctx, t, env); got != held {
+		t.Fatalf("budgets after a dry-run release %s, want %s", got, held)
+	}
+
+	// afterPatch runs write right after the release's patch is stored.
+	afterPatch := func(write func(live *unstructured.Unstructured)) client.Client {
+		return interceptor.NewClient(direct, interceptor.Funcs{
+			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+				if err := c.Patch(ctx, obj, patch, opts...); err != nil {
+					return err
+				}
+				live := &unstructured.Unstructured{}
+				live.SetAPIVersion("karpenter.sh/v1")
+				live.SetKind("NodePool")
+				if err := c.Get(ctx, client.ObjectKey{Name: "default"}, live); err != nil {
+					t.Fatal(err)
+				}
+				write(live)
+				if err := c.Update(ctx, live); err != nil {
+					t.Fatal(err)
+				}
+				return nil
+			},
+		})
+	}
+	var lifted string
+	putBack := afterPatch(func(live *unstructured.Unstructured) {
+		budgets, _, _ := unstructured.NestedSlice(live.Object, "spec", "disruption", "budgets")
+		_ = unstructured.SetNestedSlice(live.Object, append(budgets, map[string]any{"nodes": "0", "reasons": []any{"Drifted"}}), "spec", "disruption", "budgets")
+		annotations := live.GetAnnotations()
+		annotations["karpgate.io/rollout-guard"] = lifted
+		live.SetAnnotations(annotations)
+	})
+	lifted = guardRecord(ctx, t, env)
+	if _, _, err := guard.Release(ctx, putBack, "default", now); !errors.Is(err, guard.ErrNotLifted) {
+		t.Fatalf("Release of a hold put back: %v, want ErrNotLifted", err)
+	}
+	if got := budgets(ctx, t, env); got != held || guardRecord(ctx, t, env) != lifted {
+		t.Fatalf("budgets %s, record %s: the hold put back is not there", got, guardRecord(ctx, t, env))
+	}
+
+	refrozen := afterPatch(func(live *unstructured.Unstructured) {
+		if _, err := guard.Freeze(live, now.Add(time.Minute), "incident 43"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if outcome, _, err := guard.Release(ctx, refrozen, "default", now); err != nil || outcome != guard.Removed {
+		t.Fatalf("Release followed by a new freeze: %v %v, want %v and no error", outcome, err, guard.Removed)
+	}
+	if record := guardRecord(ctx, t, env); !strings.Contains(record, "incident 43") {
+		t.Fatalf("record %s, want the new freeze", record)
+	}
+}
+
+func guardRecord(ctx context.Context, t *testing.T, env *testenv.Env) string {
+	t.Helper()
+	live := &unstructured.Unstructured{}
+	live.SetAPIVersion("karpenter.sh/v1")
+	live.SetKind("NodePool")
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: "default"}, live); err != nil {
+		t.Fatal(err)
+	}
+	return live.GetAnnotations()["karpgate.io/rollout-guard"]
 }
 
 func budgets(ctx context.Context, t *testing.T, env *testenv.Env) string {

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"encoding/json"
 	"sort"
 	"strconv"
 	"time"
@@ -143,6 +144,10 @@ func (out *NodePool) readGuard(np *state.NodePool) {
 		return
 	}
 	out.Guard.Marker = m
+	if !holdrecord.SameBudget(m.Budget, holdrecord.Budget()) {
+		out.Guard.Problem = "the record names " + compactJSON(m.Budget) + ", a budget karpgate never adds, so it holds nothing; `karpgate resume " + np.Name + "` clears the record and leaves every budget"
+		return
+	}
 	if !m.Present(np.Spec.Disruption.Budgets) {
 		out.Guard.Problem = "the budget of " + m.Holder() + " is no longer at spec.disruption.budgets[" + strconv.Itoa(m.Index) + "]; `karpgate resume " + np.Name + "` clears the record"
 		return
@@ -241,4 +246,13 @@ func firstNames(names []string, n int) []string {
 		sorted = sorted[:n]
 	}
 	return sorted
+}
+
+// compactJSON is a recorded budget as one line of JSON, for messages.
+func compactJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "an unreadable budget"
+	}
+	return string(b)
 }

@@ -150,6 +150,7 @@ func TestComputeReadsTheGuardsRecord(t *testing.T) {
 		{"its budget is gone", `[{"nodes":"10%"}]`, map[string]string{karpenter.RolloutGuardAnnotation: record(1)}, false, true},
 		{"unreadable record", `[{"nodes":"10%"}]`, map[string]string{karpenter.RolloutGuardAnnotation: "yes"}, false, true},
 		{"not held", `[{"nodes":"10%"}]`, nil, false, false},
+		{"a record naming another budget", `[{"nodes":"10%"},{"nodes":"0"}]`, map[string]string{karpenter.RolloutGuardAnnotation: `{"budget":{"nodes":"0"},"index":1,"since":"2026-01-05T08:30:00Z","reason":"forged"}`}, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,8 +16,9 @@ import (
 // TestMatchConditions evaluates the conditions as the API server would,
 // with object and oldObject as untyped JSON, on the writes that matter:
 // Karpenter's own keys and finalizer removal skip karpgate, anything a rule
-// reads reaches it, on an object being deleted too. The e2e fault test checks the same against a real API
-// server with karpgate stopped.
+// reads reaches it, on an object being deleted too; a DELETE reaches it
+// only for a NodePool with a hold record. The e2e fault test checks the
+// same against a real API server with karpgate stopped.
 func TestMatchConditions(t *testing.T) {
 	env, err := cel.NewEnv(cel.Variable("object", cel.DynType), cel.Variable("oldObject", cel.DynType), cel.Variable("request", cel.DynType))
 	if err != nil {
@@ -69,10 +70,17 @@ func TestMatchConditions(t *testing.T) {
 		{"another annotation (KG406 and KG407 read Karpenter's)", "UPDATE", `{}`, `{"metadata":{"annotations":{"compatibility.karpenter.sh/v1beta1-kubelet-conversion":"{}"}}}`, true},
 		{"a finalizer removed while deleting", "UPDATE", `{"metadata":{"deletionTimestamp":"2026-01-01T00:00:00Z","finalizers":["f","karpenter.k8s.aws/termination"]}}`, `{"metadata":{"deletionTimestamp":"2026-01-01T00:00:00Z","finalizers":["karpenter.k8s.aws/termination"]}}`, false},
 		{"a spec change while deleting", "UPDATE", `{"metadata":{"deletionTimestamp":"2026-01-01T00:00:00Z"}}`, `{"metadata":{"deletionTimestamp":"2026-01-01T00:00:00Z"},"spec":{"weight":5}}`, true},
+		{"delete of a NodePool karpgate does not hold", "DELETE", `{}`, "-", false},
+		{"delete of an object without annotations", "DELETE", `{"metadata":{"annotations":null}}`, "-", false},
+		{"delete of a held NodePool", "DELETE", `{"metadata":{"annotations":{"karpgate.io/rollout-guard":"{}"}}}`, "-", true},
+		{"a resume (the record removed)", "UPDATE", `{"metadata":{"annotations":{"karpgate.io/rollout-guard":"{}"}}}`, `{"metadata":{"annotations":{"karpgate.io/rollout-guard":null,"karpgate.io/rollout-guard-resumed":"2026-01-01T00:00:00Z"}}}`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			vars := map[string]any{"request": map[string]any{"operation": tt.operation}, "object": apply(t, pool, tt.new), "oldObject": nil}
+			vars := map[string]any{"request": map[string]any{"operation": tt.operation}, "object": nil, "oldObject": nil}
+			if tt.new != "-" {
+				vars["object"] = apply(t, pool, tt.new)
+			}
 			if tt.old != "-" {
 				vars["oldObject"] = apply(t, pool, tt.old)
 			}

@@ -94,6 +94,27 @@ func AdmissionRules() []admissionregistrationv1.RuleWithOperations {
 	return out
 }
 
+// DeleteRules match the DELETE of NodePools, for the validating webhook
+// only: it refuses deleting a NodePool a freeze holds. Only v1 is named:
+// with matchPolicy Equivalent the API server converts a DELETE made at
+// v1beta1 to v1 before it calls karpgate, so the hold record and budgets
+// are judged as stored. EC2NodeClasses hold no freeze; deleting one that
+// NodePools use is Karpenter's to stop (its termination finalizer).
+func DeleteRules() []admissionregistrationv1.RuleWithOperations {
+	for _, k := range karpenter.Kinds {
+		if k.Kind == karpenter.KindNodePool {
+			return []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Delete},
+				Rule: admissionregistrationv1.Rule{
+					APIGroups: []string{k.Group}, APIVersions: []string{karpenter.V1}, Resources: []string{k.Resource},
+					Scope: ptr.To(admissionregistrationv1.ClusterScope),
+				},
+			}}
+		}
+	}
+	return nil
+}
+
 // MatchConditions keep from karpgate the writes it has nothing to judge, so
 // that a karpgate outage never blocks them: the API server evaluates them
 // (CEL) before calling the webhook, and a request that fails one is
@@ -109,10 +130,23 @@ func AdmissionRules() []admissionregistrationv1.RuleWithOperations {
 // a write to an object being deleted: an EC2NodeClass held by Karpenter's
 // finalizer after `kubectl delete --wait=false` is judged like any other;
 // removing finalizers, which deletion waits for, never waits for karpgate.
+//
+// held-delete: a DELETE reaches karpgate only when the NodePool carries a
+// karpgate.io/rollout-guard record, so that deleting any other NodePool
+// (or any EC2NodeClass) never waits for karpgate, and a karpgate outage
+// blocks no deletion but that of a held NodePool, which the fail-closed
+// webhook then refuses as it refuses a freeze's own write.
 func MatchConditions() []admissionregistrationv1.MatchCondition {
 	return []admissionregistrationv1.MatchCondition{
 		{Name: "judged-change", Expression: judgedChange()},
+		{Name: "held-delete", Expression: heldDelete()},
 	}
+}
+
+// heldDelete is true for every operation but a DELETE, and for a DELETE
+// of an object with a hold record.
+func heldDelete() string {
+	return "request.operation != 'DELETE' || (has(oldObject.metadata.annotations) && '" + karpenter.RolloutGuardAnnotation + "' in oldObject.metadata.annotations)"
 }
 
 // celList writes strings as a CEL list literal.
@@ -160,7 +194,7 @@ func Validating(e Endpoint, p Policy) *admissionregistrationv1.ValidatingWebhook
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 			Name:                    deploy.ValidatingWebhookName,
 			ClientConfig:            e.admission(deploy.ValidatePath),
-			Rules:                   AdmissionRules(),
+			Rules:                   append(AdmissionRules(), DeleteRules()...),
 			FailurePolicy:           ptr.To(p.FailurePolicy),
 			MatchPolicy:             ptr.To(admissionregistrationv1.Equivalent),
 			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),

@@ -39,16 +39,25 @@ func TestConfigurationsFollowTheServeContract(t *testing.T) {
 			}
 			rules, _ := json.Marshal(v.Rules)
 			want := `[{"operations":["CREATE","UPDATE"],"apiGroups":["karpenter.sh"],"apiVersions":["*"],"resources":["nodepools"],"scope":"Cluster"},` +
-				`{"operations":["CREATE","UPDATE"],"apiGroups":["karpenter.k8s.aws"],"apiVersions":["*"],"resources":["ec2nodeclasses"],"scope":"Cluster"}]`
-			if string(rules) != want {
-				t.Fatalf("rules %s\nwant %s", rules, want)
+				`{"operations":["CREATE","UPDATE"],"apiGroups":["karpenter.k8s.aws"],"apiVersions":["*"],"resources":["ec2nodeclasses"],"scope":"Cluster"}`
+			// Deleting a NodePool is judged (a freeze refuses it), at v1:
+			// matchPolicy Equivalent converts a v1beta1 DELETE to it.
+			deleteRule := `{"operations":["DELETE"],"apiGroups":["karpenter.sh"],"apiVersions":["v1"],"resources":["nodepools"],"scope":"Cluster"}`
+			if string(rules) != want+","+deleteRule+"]" || *v.MatchPolicy != admissionregistrationv1.Equivalent {
+				t.Fatalf("rules %s (match policy %s)\nwant %s", rules, *v.MatchPolicy, want+","+deleteRule+"]")
 			}
-			if len(v.MatchConditions) != 1 || len(m.MatchConditions) != 1 || v.MatchConditions[0].Name != "judged-change" {
-				t.Fatalf("match conditions %+v and %+v; both webhooks must skip what karpgate does not judge", v.MatchConditions, m.MatchConditions)
+			names := func(mcs []admissionregistrationv1.MatchCondition) (out []string) {
+				for _, mc := range mcs {
+					out = append(out, mc.Name)
+				}
+				return out
+			}
+			if got := fmt.Sprint(names(v.MatchConditions), names(m.MatchConditions)); got != "[judged-change held-delete] [judged-change held-delete]" {
+				t.Fatalf("match conditions %s; both webhooks must skip what karpgate does not judge", got)
 			}
 			mrules, _ := json.Marshal(m.Rules)
-			if string(mrules) != want {
-				t.Fatalf("mutating rules %s", mrules)
+			if string(mrules) != want+"]" {
+				t.Fatalf("mutating rules %s: the mutating webhook has nothing to do on a DELETE", mrules)
 			}
 			if got := address(v.ClientConfig); got != tt.wantURL+tt.wantSvc {
 				t.Fatalf("validating endpoint %s", got)

@@ -24,8 +24,8 @@ import (
 // against one local cluster (Karpenter v1.0.8's CRDs, karpgate serve
 // in-process with the configuration `karpgate run` uses): what kubectl
 // prints for denials, warnings and mutations, with and without
-// --dry-run=server, v1beta1 manifests end to end, malformed reviews,
-// configuration reload, metrics and readiness.
+// --dry-run=server, v1beta1 manifests end to end (a DELETE included),
+// malformed reviews, configuration reload, metrics and readiness.
 func TestAdmissionWebhooks(t *testing.T) {
 	env, cluster := testenv.StartKarpgate(t, localcluster.Options{
 		// v1.0.8's CRDs: the test converts v1beta1 manifests end to end.
@@ -111,6 +111,19 @@ func TestAdmissionWebhooks(t *testing.T) {
 		wantJSON(t, "v1 amiSelectorTerms", field(getJSON(t, env, "ec2nodeclasses.v1.karpenter.k8s.aws", "default"), "spec", "amiSelectorTerms"), `[{"alias": "al2@latest"}]`)
 	})
 
+	// The webhook is registered for DELETE at v1 only; with matchPolicy
+	// Equivalent the API server converts a v1beta1 DELETE to v1 for it.
+	t.Run("a v1beta1 DELETE of a frozen NodePool is judged at v1 and refused", func(t *testing.T) {
+		if code, out := karpgateRun(t, env, "freeze", "default", "--reason", "incident 42"); code != 0 {
+			t.Fatalf("freeze: exit %d\n%s", code, out)
+		}
+		res := env.Kubectl(nil, "delete", "nodepools.v1beta1.karpenter.sh", "default", "--wait=false")
+		if res.ExitCode == 0 || !strings.Contains(res.Stderr, "NodePool default is frozen: karpgate's freeze (since ") {
+			t.Fatalf("kubectl delete at v1beta1: exit %d\n%s", res.ExitCode, res.Stderr)
+		}
+		env.MustKubectl(nil, "get", "nodepools.v1.karpenter.sh", "default")
+	})
+
 	t.Run("malformed AdmissionReview bodies get a clear error", func(t *testing.T) {
 		pool := x509.NewCertPool()
 		pool.AppendCertsFromPEM(cluster.CAPEM)
@@ -184,6 +197,7 @@ func TestAdmissionWebhooks(t *testing.T) {
 			`karpgate_admission_decisions_total{action="deny",dry_run="false",rule="KG101",webhook="validate"}`,
 			`karpgate_admission_decisions_total{action="mutate",dry_run="false",rule="KG701",webhook="mutate"}`,
 			`karpgate_admission_requests_total{dry_run="false",kind="EC2NodeClass",operation="CREATE",verdict="denied",webhook="validate"}`,
+			`karpgate_admission_requests_total{dry_run="false",kind="NodePool",operation="DELETE",verdict="denied",webhook="validate"}`,
 			`karpgate_webhook_rejected_requests_total{endpoint="/validate",reason="too_large"}`,
 			`controller_runtime_webhook_latency_seconds_count{webhook="/validate"}`,
 			`controller_runtime_webhook_latency_seconds_count{webhook="/convert"}`,

@@ -177,12 +177,18 @@ func stuckPool(name string, now time.Time) []*unstructured.Unstructured {
 // TestRolloutGuardTripsAClusterWideFreeze: with --rollout-guard-freeze-after
 // 2, the guard holding two NodePools freezes drift in every NodePool; the
 // freeze stays when the guard is turned off, and resume --all lifts it all.
+// A record that vouches for no hold does not count (issue #38).
 func TestRolloutGuardTripsAClusterWideFreeze(t *testing.T) {
 	ctrllog.SetLogger(logr.Discard())
 	env := testenv.Start(t, testenv.CRDs(t, crdsource.KarpenterV1_15_1))
 	start := time.Now().UTC().Truncate(time.Second)
 	objs := append(stuckPool("g1", start), stuckPool("g2", start)...)
-	objs = append(objs, nodePoolObject("bystander", "", "", `[{"nodes":"10%"}]`))
+	objs = append(objs, nodePoolObject("bystander", "", "", `[{"nodes":"10%"}]`),
+		// A guard record of a budget the guard never adds ({nodes "0"}
+		// holds every reason): no drift rollout held, so it must not
+		// count towards the freeze; the freeze replaces the record with
+		// its own, and resume lifts that and leaves the decoy's budget.
+		nodePoolObject("decoy", "", `"karpgate.io/rollout-guard":`+jsonString(`{"budget":{"nodes":"0"},"index":1,"since":"2026-01-05T08:00:00Z","reason":"not the guard's"}`), decoyBudgets))
 	createWithStatus(t, env.Client, objs)
 	clk := clocktesting.NewFakeClock(start)
 	registry := prometheus.NewRegistry()
@@ -205,7 +211,7 @@ func TestRolloutGuardTripsAClusterWideFreeze(t *testing.T) {
 	})
 	clk.Step(11 * time.Minute)
 	wait.ForNoError(t, "two guard holds trip the freeze", func() error {
-		for name, want := range map[string]string{"g1": "guard", "g2": "guard", "bystander": "freeze"} {
+		for name, want := range map[string]string{"g1": "guard", "g2": "guard", "bystander": "freeze", "decoy": "freeze"} {
 			if _, holder := holdOf(t, env, name); holder != want {
 				return fmt.Errorf("%s held by %q, want %q", name, holder, want)
 			}
@@ -225,13 +231,19 @@ func TestRolloutGuardTripsAClusterWideFreeze(t *testing.T) {
 		return nil
 	})
 	loop.stop()
-	if code, out := karpgateRun(t, env, "resume", "--all"); code != 0 || !strings.Contains(out, "resumed 3 of 3") {
+	if code, out := karpgateRun(t, env, "resume", "--all"); code != 0 || !strings.Contains(out, "resumed 4 of 4") ||
+		!strings.Contains(out, "NodePool decoy: removed karpgate's budget spec.disruption.budgets[2] (a freeze)") {
 		t.Errorf("resume --all: exit %d\n%s", code, out)
 	}
 	if got, holder := holdOf(t, env, "bystander"); holder != "" || got != `[{"nodes":"10%"}]` {
 		t.Errorf("bystander after resume: %s (%s)", got, holder)
 	}
+	if got, holder := holdOf(t, env, "decoy"); holder != "" || got != decoyBudgets {
+		t.Errorf("decoy after resume: %s (%s), want %s", got, holder, decoyBudgets)
+	}
 }
+
+const decoyBudgets = `[{"nodes":"50%"},{"nodes":"0"}]`
 
 // hasPoolMetrics says whether the loop has exported metrics for a NodePool.
 func hasPoolMetrics(t *testing.T, registry *prometheus.Registry, pool string) bool {

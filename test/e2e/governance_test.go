@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
 	"github.com/karpgate/karpgate/test/testenv"
+	"github.com/karpgate/karpgate/test/wait"
 )
 
 // TestWaiverGovernanceAtAdmission: with waivers.approvers set, a user it
@@ -89,8 +92,8 @@ func annotations(t *testing.T, env *testenv.Env, class string) map[string]string
 // GitOps controller applying the NodePool's Git version (server-side with
 // its own field manager and forced conflicts, as Argo CD and Flux do;
 // client-side apply; replace) leaves the hold in place, and a server-side
-// diff sees no drift; resume ends the hold, and the next apply keeps it
-// ended.
+// diff sees no drift; deleting the frozen NodePool is refused; resume
+// ends the hold, and the next apply keeps it ended.
 func TestFreezeSurvivesGitOpsApplies(t *testing.T) {
 	env, _ := testenv.StartKarpgate(t, localcluster.Options{})
 	env.MustKubectl(nil, "apply", "-f", "../testdata/audit/cluster.yaml")
@@ -125,10 +128,82 @@ func TestFreezeSurvivesGitOpsApplies(t *testing.T) {
 	if res := env.Kubectl(nil, "diff", "--server-side", "--field-manager=argocd-controller", "--force-conflicts", "-f", git); res.ExitCode != 0 {
 		t.Errorf("kubectl diff --server-side: exit %d, want 0 (no drift)\n%s%s", res.ExitCode, res.Stdout, res.Stderr)
 	}
+	// Deleting the frozen NodePool (a GitOps prune, say) is refused.
+	if res := env.Kubectl(nil, "delete", "nodepool", "web-git", "--wait=false"); res.ExitCode == 0 ||
+		!strings.Contains(res.Stderr, "NodePool web-git is frozen: karpgate's freeze (since ") || !strings.Contains(res.Stderr, "lift the freeze first with `karpgate resume web-git`") {
+		t.Fatalf("kubectl delete of the frozen NodePool: exit %d\n%s", res.ExitCode, res.Stderr)
+	}
+	check("the refused delete", held, "freeze")
 	if code, out := karpgateRun(t, env, "resume", "web-git"); code != 0 {
 		t.Fatalf("resume: exit %d\n%s", code, out)
 	}
 	check("resume", `[{"nodes":"10%"}]`, "")
 	env.MustKubectl(nil, ssa...)
 	check("an apply after the resume", `[{"nodes":"10%"}]`, "")
+
+	forgedHoldIsLifted(t, env, ssa, check)
+}
+
+// forgedHoldIsLifted (issue #38): a record dated in 2099 is refused at
+// admission; one stored before karpgate refused such dates (here, while
+// the validating webhook was lifted, as docs/disruption.md says to do
+// while karpgate is down) is lifted by `karpgate resume`, and stays lifted
+// through a GitOps apply of the Git version and one more write.
+func forgedHoldIsLifted(t *testing.T, env *testenv.Env, ssa []string, check func(what, want, wantHolder string)) {
+	t.Helper()
+	const (
+		free   = `[{"nodes":"10%"}]`
+		forged = `{"budget":{"nodes":"0","reasons":["Drifted"]},"index":1,"since":"2099-01-01T00:00:00Z","reason":"forged","by":"freeze"}`
+	)
+	holdPatch := `[{"op":"add","path":"/spec/disruption/budgets/-","value":` + zeroDrift + `},
+		{"op":"add","path":"/metadata/annotations/karpgate.io~1rollout-guard","value":` + jsonString(forged) + `}]`
+	res := env.Kubectl(nil, "patch", "nodepool", "web-git", "--type=json", "-p", holdPatch)
+	if res.ExitCode == 0 || !strings.Contains(res.Stderr, `metadata.annotations[karpgate.io/rollout-guard]: "since" is 2099-01-01T00:00:00Z, later than karpgate's clock`) {
+		t.Fatalf("a hold dated 2099: exit %d, want it refused\n%s", res.ExitCode, res.Stderr)
+	}
+	check("the refused hold of 2099", free, "")
+
+	gate := env.MustKubectl(nil, "get", "validatingwebhookconfiguration", "karpgate", "-o", "json")
+	env.MustKubectl(nil, "delete", "validatingwebhookconfiguration", "karpgate")
+	// The API server drops the gate when its watch of configurations
+	// sees the deletion.
+	wait.ForNoError(t, "the hold of 2099 written without the gate", func() error {
+		if res := env.Kubectl(nil, "patch", "nodepool", "web-git", "--type=json", "-p", holdPatch); res.ExitCode != 0 {
+			return fmt.Errorf("exit %d: %s", res.ExitCode, res.Stderr)
+		}
+		return nil
+	})
+	env.MustKubectl(recreatable(t, gate), "create", "-f", "-")
+	check("the hold of 2099, stored", `[{"nodes":"10%"},`+zeroDrift+`]`, "freeze")
+
+	if code, out := karpgateRun(t, env, "resume", "web-git"); code != 0 || !strings.Contains(out, "NodePool web-git: removed karpgate's budget spec.disruption.budgets[1] (a freeze)") {
+		t.Fatalf("resume of the hold of 2099: exit %d\n%s", code, out)
+	}
+	check("resume of the hold of 2099", free, "")
+	env.MustKubectl(nil, ssa...)
+	check("a GitOps apply after the resume", free, "")
+	env.MustKubectl(nil, "label", "nodepool", "web-git", "team=web")
+	check("one more write", free, "")
+}
+
+// recreatable is an object read from the API server, as JSON kubectl
+// create accepts: without what the API server set.
+func recreatable(t *testing.T, object string) []byte {
+	t.Helper()
+	var obj map[string]any
+	decodeJSON(t, object, &obj)
+	metadata := obj["metadata"].(map[string]any)
+	for _, k := range []string{"resourceVersion", "uid", "creationTimestamp", "generation", "managedFields"} {
+		delete(metadata, k)
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

@@ -382,11 +382,22 @@ func checkWebhooks(t *testing.T, objs []*manifest.Object, namespace, ca string, 
 func checkRules(t *testing.T, config string, rules []admissionregistrationv1.RuleWithOperations) {
 	t.Helper()
 	seen := map[string][]string{}
+	deletes := 0
 	for _, r := range rules {
 		ops := slices.Clone(r.Operations)
 		slices.Sort(ops)
-		if !reflect.DeepEqual(ops, []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}) {
-			t.Errorf("%s webhook rule %+v: operations %v, want CREATE and UPDATE", config, r, r.Operations)
+		switch {
+		case reflect.DeepEqual(ops, []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}):
+		case config == "validating" && reflect.DeepEqual(ops, []admissionregistrationv1.OperationType{admissionregistrationv1.Delete}):
+			// The one DELETE rule refuses deleting a frozen NodePool,
+			// which would drop its freeze with it (issue #38).
+			if !reflect.DeepEqual(r.APIGroups, []string{"karpenter.sh"}) || !reflect.DeepEqual(r.APIVersions, []string{"v1"}) || !reflect.DeepEqual(r.Resources, []string{"nodepools"}) {
+				t.Errorf("%s webhook DELETE rule %+v, want karpenter.sh/v1 nodepools only", config, r)
+			}
+			deletes++
+			continue
+		default:
+			t.Errorf("%s webhook rule %+v: operations %v, want CREATE and UPDATE (or the validating webhook's NodePool DELETE)", config, r, r.Operations)
 		}
 		if r.Scope == nil || *r.Scope != admissionregistrationv1.ClusterScope {
 			t.Errorf("%s webhook rule %+v: scope must be Cluster (Karpenter's kinds are cluster-scoped)", config, r)
@@ -407,6 +418,9 @@ func checkRules(t *testing.T, config string, rules []admissionregistrationv1.Rul
 	}
 	if !reflect.DeepEqual(seen, karpenterAdmitted) {
 		t.Errorf("%s webhook matches %v, want exactly %v", config, seen, karpenterAdmitted)
+	}
+	if want := map[string]int{"validating": 1}[config]; deletes != want {
+		t.Errorf("%s webhook has %d NodePool DELETE rules, want %d", config, deletes, want)
 	}
 }
 

@@ -13,11 +13,16 @@ import (
 // every karpgate pod is down, and drives the real kubectl through the
 // writes Karpenter itself makes: they go through, because the webhooks'
 // match conditions keep them from karpgate. A spec change karpgate exists
-// to judge is still refused.
+// to judge is still refused, and so is deleting a frozen NodePool, while
+// deleting any other goes through.
 func TestKarpgateOutageNeverBlocksKarpenter(t *testing.T) {
 	env, cluster := testenv.StartKarpgate(t, localcluster.Options{})
 	env.MustKubectl(nil, "apply", "-f", "../../examples/ec2nodeclass-production-pinned.yaml")
 	env.MustKubectl([]byte(outagePool), "apply", "-f", "-")
+	env.MustKubectl([]byte(strings.ReplaceAll(outagePool, "name: outage", "name: outage-frozen")), "apply", "-f", "-")
+	if code, out := karpgateRun(t, env, "freeze", "outage-frozen", "--reason", "incident 42"); code != 0 {
+		t.Fatalf("freeze: exit %d\n%s", code, out)
+	}
 	if err := cluster.StopServe(); err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +78,16 @@ func TestKarpgateOutageNeverBlocksKarpenter(t *testing.T) {
 		env.MustKubectl(nil, "patch", "ec2nodeclasses.v1.karpenter.k8s.aws/production", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
 		if res := env.Kubectl(nil, "get", "ec2nodeclasses.v1.karpenter.k8s.aws/production"); res.ExitCode == 0 {
 			t.Fatalf("the EC2NodeClass is still there: %s", res.Stdout)
+		}
+	})
+
+	// DELETE is judged only for a NodePool with a hold record (the
+	// held-delete match condition): others go, a frozen one waits.
+	t.Run("karpgate down: deleting a NodePool it does not hold goes through, a frozen one is refused", func(t *testing.T) {
+		env.MustKubectl(nil, "delete", "nodepools.v1.karpenter.sh/outage")
+		res := env.Kubectl(nil, "delete", "nodepools.v1.karpenter.sh/outage-frozen", "--wait=false")
+		if res.ExitCode == 0 || !strings.Contains(res.Stderr, `failed calling webhook "validate.karpgate.io"`) {
+			t.Fatalf("deleting the frozen NodePool: exit %d, stderr %s; want the fail-closed webhook's refusal", res.ExitCode, res.Stderr)
 		}
 	})
 }

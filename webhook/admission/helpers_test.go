@@ -14,6 +14,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/karpgate/karpgate/config"
@@ -48,13 +49,16 @@ type request struct {
 
 func (r request) body(t testing.TB) []byte {
 	t.Helper()
-	kind, _ := r.object["kind"].(string)
-	if kind == "" && r.old != nil {
-		kind, _ = r.old["kind"].(string)
+	typed := r.object
+	if typed == nil {
+		typed = r.old
 	}
+	kind, _ := typed["kind"].(string)
+	apiVersion, _ := typed["apiVersion"].(string)
+	gv, _ := schema.ParseGroupVersion(apiVersion)
 	req := &admissionv1.AdmissionRequest{
 		UID:       types.UID("b6c1e3a0-0d6a-4c5e-9a57-4a2bd1f6a001"),
-		Kind:      metav1.GroupVersionKind{Kind: kind},
+		Kind:      metav1.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: kind},
 		Name:      name(r.object, r.old),
 		Operation: r.op,
 		DryRun:    &r.dryRun,

@@ -41,7 +41,7 @@ func (m *Mutator) Handle(ctx context.Context, req ctrladmission.Request) ctrladm
 	case err != nil:
 		countRequest(mutating, r, verdictError)
 		return ctrladmission.Allowed("").WithWarnings(oneLine(err.Error() + "; karpgate made no changes"))
-	case skip:
+	case skip || r.object == nil: // a DELETE: nothing to mutate
 		countRequest(mutating, r, verdictSkipped)
 		return ctrladmission.Allowed("")
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/conversion"
+	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/policies"
 )
 
@@ -28,7 +29,8 @@ type review struct {
 }
 
 // decode reads the objects of a request. skip is true for requests karpgate
-// has no rules for (other kinds, DELETE), which are allowed untouched. A
+// has nothing to judge (other kinds, CONNECT), which are allowed untouched;
+// a DELETE of a NodePool carries only oldObject (decodeDelete). A
 // write to an object being deleted is judged like any other: its
 // finalizers' removal never reaches karpgate (the webhooks' match
 // conditions), and a spec change to an object a finalizer keeps must not
@@ -43,6 +45,9 @@ func decode(req ctrladmission.Request) (r review, skip bool, err error) {
 		// YAML, an empty body or a review without a request all decode to
 		// an empty request; the API server always sends a UID.
 		return r, false, errNoRequest
+	}
+	if req.Operation == admissionv1.Delete {
+		return decodeDelete(req, r)
 	}
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return r, true, nil
@@ -82,4 +87,19 @@ func objectName(obj map[string]any) string {
 		name, _ = metadata["generateName"].(string)
 	}
 	return name
+}
+
+// decodeDelete reads the NodePool a DELETE would remove into r.oldObject;
+// r.object stays nil. The validating webhook judges it (deleteHeld); every
+// other DELETE is skipped.
+func decodeDelete(req ctrladmission.Request, r review) (review, bool, error) {
+	if req.Kind.Group != karpenter.CoreGroup || req.Kind.Kind != karpenter.KindNodePool || len(req.OldObject.Raw) == 0 {
+		return r, true, nil
+	}
+	old, err := conversion.DecodeObject(req.OldObject.Raw)
+	if err != nil {
+		return r, false, fmt.Errorf("request.oldObject of %s is not a JSON object: %w", r.ref, err)
+	}
+	r.oldObject = old
+	return r, false, nil
 }

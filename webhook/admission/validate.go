@@ -34,6 +34,16 @@ func (s static) Engine() *policies.Engine { return s.engine }
 type Validator struct {
 	Engines Engines
 	Log     logr.Logger
+	// Now is karpgate's clock, which hold records may not be dated after
+	// (by more than holdrecord.MaxSkew); nil means time.Now.
+	Now func() time.Time
+}
+
+func (v *Validator) now() time.Time {
+	if v.Now != nil {
+		return v.Now()
+	}
+	return time.Now()
 }
 
 var _ ctrladmission.Handler = (*Validator)(nil)
@@ -48,6 +58,12 @@ func (v *Validator) Handle(ctx context.Context, req ctrladmission.Request) ctrla
 	case skip:
 		countRequest(validating, r, verdictSkipped)
 		return ctrladmission.Allowed("")
+	case r.operation == policies.Delete:
+		return v.deleteHeld(r)
+	}
+	if refusal := refuseHoldDates(r, v.now()); refusal != nil {
+		countRequest(validating, r, verdictDenied)
+		return *refusal
 	}
 	engine := v.Engines.Engine()
 	start := time.Now()

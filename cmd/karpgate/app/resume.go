@@ -1,7 +1,9 @@
 package app
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -31,11 +33,17 @@ longer where karpgate put it but an equal one exists elsewhere, that NodePool
 is left unchanged (exit 1) and you remove the budget you no longer want by
 hand. NodePools karpgate does not hold are left alone.
 
+The budget and the record go in one write, whenever the hold began (its
+"since", from the clock of whichever machine froze, is not compared with
+this one's). resume then reads the NodePool back: if the hold is there
+again, it says so and exits 1.
+
 NodeClaims launched before the resume no longer trip the rollout guard.
 
 Exit codes:
   0  every chosen NodePool is free of karpgate's hold
-  1  some NodePools could not be resumed (each is named with why)
+  1  some NodePools could not be resumed, or their hold came back (each is
+     named with why)
   3  usage error, a named NodePool that does not exist, or the NodePools
      cannot be listed`,
 		Example: `  karpgate resume payments
@@ -57,7 +65,7 @@ Exit codes:
 			// One named NodePool keeps the single command's exit codes.
 			if len(names) == 1 && len(results) == 1 && results[0].Err != nil {
 				code := ExitUsage
-				if errors.Is(results[0].Err, guard.ErrAmbiguous) {
+				if errors.Is(results[0].Err, guard.ErrAmbiguous) || errors.Is(results[0].Err, guard.ErrNotLifted) {
 					code = ExitResumeRefused
 				}
 				return &ExitError{Code: code, Err: results[0].Err}
@@ -83,6 +91,9 @@ func reportResume(w io.Writer, results []guard.Result, dryRun bool) error {
 			out.printf("NodePool %s: not resumed: %v\n", r.NodePool, r.Err)
 		case r.Outcome == guard.NotHeld:
 			out.printf("NodePool %s: karpgate does not hold it; nothing changed\n", r.NodePool)
+		case r.Outcome == guard.NotKarpgates:
+			lifted++
+			out.printf("NodePool %s: its record named spec.disruption.budgets[%d] %s, which is no budget karpgate adds; %scleared the record and left every budget\n", r.NodePool, r.Lifted.Index, compactJSON(r.Lifted.Budget), would)
 		case r.Outcome == guard.AlreadyGone:
 			lifted++
 			out.printf("NodePool %s: karpgate's budget had already been removed; %scleared the record of %s\n", r.NodePool, would, r.Lifted.Holder())
@@ -105,4 +116,12 @@ func reportResume(w io.Writer, results []guard.Result, dryRun bool) error {
 		return &ExitError{Code: ExitNotAllChanged}
 	}
 	return nil
+}
+
+func compactJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
