@@ -33,7 +33,7 @@ func TestActionlintChecksTheActionsSteps(t *testing.T) {
 		want           string // in actionlint's report; "" for clean
 	}{
 		{name: "action.yml as it is"},
-		{name: "an input no step declares", old: "${{ inputs.karpenter-version }}", new: "${{ inputs.karpenter-versoin }}", want: `property "karpenter-versoin" is not defined`},
+		{name: "an input the action does not declare", old: "${{ inputs.karpenter-version }}", new: "${{ inputs.karpenter-release }}", want: `property "karpenter-release" is not defined`},
 		{name: "an output of a step that does not exist", old: "${{ steps.resolve.outputs.cache-dir }}", new: "${{ steps.resolved.outputs.cache-dir }}", want: `property "resolved" is not defined`},
 		{name: "an if that is always true", old: "if: steps.resolve.outputs.source == 'source'", new: "if: ${{ steps.resolve.outputs.source }} == 'source'", want: "always evaluated to true"},
 		{name: "an action output from a missing step", old: "${{ steps.lint.outputs.exit-code }}", new: "${{ steps.linter.outputs.exit-code }}", want: `property "linter" is not defined`},

@@ -62,11 +62,12 @@ const (
 	// ArgoCDV3_6_1 holds the Application kind of Argo CD, which
 	// docs/gitops.md creates.
 	ArgoCDV3_6_1 Set = "argo-cd-v3.6.1"
-	// FluxKustomizeControllerV1_10_1 holds Flux's Kustomization kind and
-	// FluxSourceControllerV1_10_1 its GitRepository, which docs/gitops.md
-	// creates.
+	// FluxKustomizeControllerV1_10_1 holds Flux's Kustomization kind,
+	// which docs/gitops.md creates.
 	FluxKustomizeControllerV1_10_1 Set = "flux-kustomize-controller-v1.10.1"
-	FluxSourceControllerV1_10_1    Set = "flux-source-controller-v1.10.1"
+	// FluxSourceControllerV1_10_1 holds Flux's GitRepository kind, which
+	// docs/gitops.md creates.
+	FluxSourceControllerV1_10_1 Set = "flux-source-controller-v1.10.1"
 	// OpenReports holds the openreports.io Report and ClusterReport CRDs
 	// the audit of stored objects writes, from the module whose Go types
 	// karpgate links (github.com/openreports/reports-api): pinned by

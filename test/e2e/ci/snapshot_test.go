@@ -100,7 +100,7 @@ func runRelease(opts release.Options, dev string) (release.Artifacts, error) {
 	cmd := exec.Command(dev, args...)
 	cmd.Dir = opts.Root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return a, fmt.Errorf("karpgate-dev %s: %v\n%s", strings.Join(args, " "), err, out)
+		return a, fmt.Errorf("karpgate-dev %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
 	for _, p := range opts.Platforms {
 		archive := fmt.Sprintf("karpgate_%s_%s_%s.tar.gz", opts.Version, p.OS, p.Arch)
