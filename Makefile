@@ -342,7 +342,7 @@ bench: tools ## Benchmarks, with their in-run baselines.
 bench-peers: build peers ## karpgate lint, kubeconform and conftest side by side on generated corpora: wall-time ratios, peak memory.
 	$(GO) run ./test/benchpeers -karpgate bin/karpgate -conftest $(CONFTEST) -kubeconform $(KUBECONFORM) $(BENCH_PEERS_FLAGS)
 
-load: ## 64 clients against the admission webhook for 30s alone, then 30s beside every attack: p50/p99, errors, peak memory.
+load: ## per install (client CA, trusted source, default; the 512Mi memory plan): 64 clients for 30s alone, then 30s beside every attack: p50/p99, errors, peak memory.
 	$(GO) test -run '^$$' -bench '^BenchmarkLoadUnderAttack$$' -benchtime 1x -count=1 ./webhook/admission -args -load.duration 30s -load.attacks all
 
 scale: tools ## karpgate on 50 NodePools and 1,000 simulated nodes with a real Karpenter: recompute time, cache memory, /status p50/p99.

@@ -178,8 +178,8 @@ sum by (webhook) (rate(controller_runtime_webhook_requests_total[10m]))
 			For:         "10m",
 			Severity:    "warning",
 			Summary:     "karpgate turns away {{ $value | humanizePercentage }} of the requests to {{ $labels.webhook }}",
-			Description: "{{ $value | humanizePercentage }} of the requests to {{ $labels.webhook }} got no review back for 10 minutes (429: every --max-concurrent-requests slot busy; 413: a body over --max-request-bytes; 400: unreadable). The API server applies the webhook's failure policy to them.",
-			Runbook:     "karpgate_webhook_rejected_requests_total says which limit; for saturation add replicas or raise --max-concurrent-requests with the CPU limit.",
+			Description: "{{ $value | humanizePercentage }} of the requests to {{ $labels.webhook }} got no review back for 10 minutes (429: every --max-concurrent-requests slot busy, no memory free, or one address over its share; 408: a body that fell behind its pace; 413: a body over --max-request-bytes; 400: unreadable). The API server applies the webhook's failure policy to them.",
+			Runbook:     "karpgate_webhook_rejected_requests_total says which limit; for saturation add replicas or raise --max-concurrent-requests with the CPU limit; for source, timeout, too_large or unreadable find the client, and keep the API server a share with --trusted-source-cidrs or --client-ca-file.",
 		},
 		{
 			Name:        "KarpgateWebhookPanics",

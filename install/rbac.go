@@ -13,9 +13,11 @@ import (
 // kinds and nodes (conversion looks up NodePools; the controller watches all
 // four), read pods and PodDisruptionBudgets (what stops a node's eviction,
 // for status and /explain), write NodePools for the rollout guard, write the
-// audit's OpenReports ClusterReports, record events, and check the callers
-// of /metrics (MetricsAuthRules). No wildcards and no secrets: the serving
-// certificate is a mounted file.
+// audit's OpenReports ClusterReports (its own only: the
+// ValidatingAdmissionPolicy of ownReportsPolicy narrows what no RBAC rule
+// can), record events, and check the callers of /metrics
+// (MetricsAuthRules). No wildcards and no secrets: the serving certificate
+// is a mounted file.
 func ClusterRules() []rbacv1.PolicyRule {
 	read := []string{"get", "list", "watch"}
 	return append([]rbacv1.PolicyRule{

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/karpgate/karpgate/internal/deploy"
+	"github.com/karpgate/karpgate/internal/serving"
 )
 
 // Labels every object carries; SelectorLabels is the subset the Deployment,
@@ -28,10 +29,14 @@ var (
 // Set is one complete install. Issuers and Certificates are set only with
 // Options.CertManager.
 type Set struct {
-	Namespace           *corev1.Namespace
-	ServiceAccount      *corev1.ServiceAccount
-	ClusterRole         *rbacv1.ClusterRole
-	ClusterRoleBinding  *rbacv1.ClusterRoleBinding
+	Namespace          *corev1.Namespace
+	ServiceAccount     *corev1.ServiceAccount
+	ClusterRole        *rbacv1.ClusterRole
+	ClusterRoleBinding *rbacv1.ClusterRoleBinding
+	// OwnReports keeps karpgate's service account to its own OpenReports
+	// reports, which RBAC alone cannot (see ownReportsPolicy).
+	OwnReports          *admissionregistrationv1.ValidatingAdmissionPolicy
+	OwnReportsBinding   *admissionregistrationv1.ValidatingAdmissionPolicyBinding
 	MetricsReader       *rbacv1.ClusterRole
 	Role                *rbacv1.Role
 	RoleBinding         *rbacv1.RoleBinding
@@ -57,6 +62,8 @@ func Build(opts Options) (*Set, error) {
 		ServiceAccount:      serviceAccount(opts),
 		ClusterRole:         clusterRole(),
 		ClusterRoleBinding:  clusterRoleBinding(opts),
+		OwnReports:          ownReportsPolicy(opts),
+		OwnReportsBinding:   ownReportsPolicyBinding(),
 		MetricsReader:       metricsReader(),
 		Role:                leaderElectionRole(opts),
 		RoleBinding:         leaderElectionRoleBinding(opts),
@@ -81,7 +88,7 @@ func Build(opts Options) (*Set, error) {
 
 // Objects lists the set's objects in the order they can be applied in.
 func (s *Set) Objects() []runtime.Object {
-	objs := []runtime.Object{s.Namespace, s.ServiceAccount, s.ClusterRole, s.ClusterRoleBinding, s.MetricsReader,
+	objs := []runtime.Object{s.Namespace, s.ServiceAccount, s.ClusterRole, s.ClusterRoleBinding, s.OwnReports, s.OwnReportsBinding, s.MetricsReader,
 		s.Role, s.RoleBinding, s.ConfigMap, s.Service, s.Deployment, s.PodDisruptionBudget}
 	if s.NetworkPolicy != nil {
 		objs = append(objs, s.NetworkPolicy)
@@ -116,7 +123,10 @@ func (o Options) validate() error {
 			return fmt.Errorf("install options: %s webhook timeoutSeconds %d: the API server accepts 1 to 30", w.name, w.p.TimeoutSeconds)
 		}
 	}
-	if o.NetworkPolicy.Enabled && len(o.NetworkPolicy.APIServerCIDRs) == 0 {
+	if _, err := serving.ParseTrustedSources(o.TrustedSourceCIDRs); err != nil {
+		return fmt.Errorf("install options: trustedSourceCIDRs: %w", err)
+	}
+	if o.NetworkPolicy.Enabled && len(apiServerCIDRs(o)) == 0 {
 		return fmt.Errorf("install options: the NetworkPolicy admits no API server address to the webhook port, so every webhook call would fail; list the API server's CIDRs (or %q for any)", DefaultAPIServerCIDRs)
 	}
 	return nil

@@ -32,6 +32,8 @@ func ExampleKustomize() {
 	// base/rolebinding.yaml
 	// base/service.yaml
 	// base/serviceaccount.yaml
+	// base/validatingadmissionpolicy.yaml
+	// base/validatingadmissionpolicybinding.yaml
 	// base/validatingwebhookconfiguration.yaml
 	// components/monitoring/configmap.yaml
 	// components/monitoring/kustomization.yaml

@@ -98,7 +98,8 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	srv, err := webhook.New(webhook.Options{
-		CertDir: opts.CertDir, Host: opts.Host, Port: opts.Port, CertReloadInterval: opts.CertReloadInterval, ClientCAFile: opts.ClientCAFile,
+		CertDir: opts.CertDir, Host: opts.Host, Port: opts.Port, CertReloadInterval: opts.CertReloadInterval,
+		ClientCAFile: opts.ClientCAFile, TrustedSources: opts.TrustedSources,
 		Limits: webhook.Limits{
 			MaxInFlight:    opts.MaxConcurrentRequests,
 			MaxBodyBytes:   opts.MaxRequestBytes,
@@ -108,10 +109,16 @@ func Run(ctx context.Context, opts Options) error {
 		},
 		ShutdownTimeout: shutdownTimeout(opts),
 		Log:             log.WithName("webhook"),
-		Routes: routes(engines, conversionwebhook.ClientNodePools{
-			Reader: mgr.GetAPIReader(), Cache: nodePools.Reader(), Synced: nodePools.Synced, Log: log.WithName("conversion"),
-		}, nodePools.Want,
-			&webhook.Budget{MaxInFlight: conversionSlots, Memory: memory.conversionBudget}, log),
+		Routes: routes(engines, &conversionwebhook.Handler{
+			NodePools: conversionwebhook.ClientNodePools{
+				Reader: mgr.GetAPIReader(), Cache: nodePools.Reader(), Synced: nodePools.Synced, Log: log.WithName("conversion"),
+			},
+			NodePoolReviewed: nodePools.Want,
+			// Only trusted addresses tell the API server's conversion
+			// reviews from a stranger's: it presents no certificate there.
+			KnownCallersOnly: len(opts.TrustedSources) > 0,
+			Log:              log.WithName("conversion"),
+		}, &webhook.Budget{MaxInFlight: conversionSlots, Memory: memory.conversionBudget}, log),
 	})
 	if err != nil {
 		return err
@@ -156,6 +163,7 @@ func Run(ctx context.Context, opts Options) error {
 				if _, err := auditcontroller.Setup(m, auditcontroller.Options{
 					Engines: engines, Interval: a.Interval, EvaluationsPerSecond: a.EvaluationsPerSecond,
 					ReportWritesPerSecond: a.ReportWritesPerSecond, NoReports: !a.Reports, NoEvents: !a.Events,
+					ReportMaxBytes: a.ReportMaxBytes, ReportsPerObject: a.ReportsPerObject,
 					Registerer: loop.metrics, Log: log.WithName("audit"),
 				}); err != nil {
 					return nil, fmt.Errorf("the audit of stored objects (--audit=false turns it off): %w", err)
@@ -172,12 +180,14 @@ func Run(ctx context.Context, opts Options) error {
 		loops := &loopSupervisor{first: first, next: newLoop, log: log.WithName("loop")}
 		log.Info("serving", "webhookPort", opts.Port, "certDir", opts.CertDir, "health", opts.HealthAddr, "metrics", opts.metricsAddr(),
 			"metricsSecure", opts.MetricsSecure, "config", opts.ConfigPath, "controller", opts.Controller, "audit", opts.Audit, "leaderElection", leaderElection(opts),
-			"memoryLimit", opts.MemoryLimit, "heapLimit", memory.heapLimit, "requestMemoryBudget", memory.requestBudget, "conversionMemoryBudget", memory.conversionBudget)
+			"memoryLimit", opts.MemoryLimit, "heapLimit", memory.heapLimit, "requestMemoryBudget", memory.requestBudget, "conversionMemoryBudget", memory.conversionBudget,
+			"clientCA", opts.ClientCAFile != "", "trustedSources", opts.TrustedSources.String())
 		return run(ctx, opts, mgr, loops, drain)
 	}
 	log.Info("serving", "webhookPort", opts.Port, "certDir", opts.CertDir, "health", opts.HealthAddr, "metrics", opts.metricsAddr(),
 		"metricsSecure", opts.MetricsSecure, "config", opts.ConfigPath, "controller", opts.Controller, "audit", false, "leaderElection", leaderElection(opts),
-		"memoryLimit", opts.MemoryLimit, "heapLimit", memory.heapLimit, "requestMemoryBudget", memory.requestBudget, "conversionMemoryBudget", memory.conversionBudget)
+		"memoryLimit", opts.MemoryLimit, "heapLimit", memory.heapLimit, "requestMemoryBudget", memory.requestBudget, "conversionMemoryBudget", memory.conversionBudget,
+		"clientCA", opts.ClientCAFile != "", "trustedSources", opts.TrustedSources.String())
 	return run(ctx, opts, mgr, nil, drain)
 }
 
@@ -211,13 +221,13 @@ func run(ctx context.Context, opts Options, webhooks manager.Manager, loops *loo
 
 // routes are the webhook endpoints with their limits; conversion has a
 // budget of its own.
-func routes(engines admission.Engines, nodePools conversionwebhook.ClientNodePools, nodePoolReviewed func(), conversion *webhook.Budget, log logr.Logger) []webhook.Route {
+func routes(engines admission.Engines, convert *conversionwebhook.Handler, conversion *webhook.Budget, log logr.Logger) []webhook.Route {
 	return []webhook.Route{
 		{Path: deploy.ValidatePath, Handler: admission.NewValidatingWebhook(engines, log.WithName("validate")), MemoryFactor: admission.MemoryFactor, MemoryPerValue: admission.MemoryPerValue, RequireClientCert: true},
 		{Path: deploy.MutatePath, Handler: admission.NewMutatingWebhook(engines, log.WithName("mutate")), MemoryFactor: admission.MemoryFactor, MemoryPerValue: admission.MemoryPerValue, RequireClientCert: true},
 		{
 			Path:    deploy.ConvertPath,
-			Handler: &conversionwebhook.Handler{NodePools: nodePools, NodePoolReviewed: nodePoolReviewed, Log: log.WithName("conversion")},
+			Handler: convert,
 			// Conversion reviews carry whole lists.
 			MaxBodyBytes: conversionwebhook.DefaultMaxRequestBytes,
 			MemoryFactor: conversionwebhook.MemoryFactor,
