@@ -59,8 +59,10 @@ func TestGuides(t *testing.T) {
 		eks.step(t, w, "eks-values")
 		eks.step(t, w, "eks-install")
 		args := env.MustKubectl(nil, "-n", "karpgate", "get", "deployment", "karpgate", "-o", "jsonpath={.spec.template.spec.containers[0].args}")
-		if !strings.Contains(args, "--environment=production") {
-			t.Errorf("eks-values.yaml's environment did not reach karpgate serve: %s", args)
+		for _, want := range []string{"--environment=production", "--trusted-source-cidrs=10.0.0.0/28,10.0.0.16/28"} {
+			if !strings.Contains(args, want) {
+				t.Errorf("eks-values.yaml did not give karpgate serve %s: %s", want, args)
+			}
 		}
 		eks.step(t, w, "eks-networkpolicy")
 		eks.checkAllRan(t)
