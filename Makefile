@@ -133,7 +133,7 @@ export KARPGATE_ACTIONLINT := $(ACTIONLINT)
 # The budget fidelity tests ask Karpenter v1.0.8's code through this oracle.
 export KARPGATE_BUDGET_ORACLE := $(BUDGET_ORACLE)
 
-.PHONY: build tools etcdctl helm promtool budget-oracle golangci-lint actionlint registry pre-commit peers krew release manifests release-facts test unit e2e lint bench bench-peers load scale fuzz run clean help
+.PHONY: build tools etcdctl helm promtool budget-oracle golangci-lint actionlint registry pre-commit peers krew release generate manifests release-facts test unit e2e lint bench bench-peers load scale fuzz run clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -266,6 +266,9 @@ RELEASE_FLAGS     ?=
 
 release: ## Release artifacts into dist/: archives for linux/darwin amd64/arm64, SBOMs, checksums, Helm chart, schema, krew manifest.
 	$(GO) run ./cmd/karpgate-dev release --version $(RELEASE_VERSION) --commit $(COMMIT) --date $(SOURCE_DATE_EPOCH) --out dist $(RELEASE_FLAGS)
+
+generate: ## Regenerate the deepcopy functions and CRDs of karpgate's API (api/karpgate) from its Go types.
+	$(GO) run ./hack/apigen
 
 manifests: ## Regenerate manifests/ (kustomize base and overlays, monitoring, Helm chart) from the Go types.
 	$(GO) run ./cmd/karpgate-dev manifests --out manifests

@@ -114,6 +114,20 @@ and on (nodepool)
 			Runbook:     "Look at the new nodes (`kubectl get nodeclaims -l karpenter.sh/nodepool=NODEPOOL`), fix the NodePool or EC2NodeClass that broke them, then run `karpgate resume NODEPOOL`.",
 		},
 		{
+			Name: "KarpgateRolloutStalled",
+			// The gate that failed, by plan and wave; the phase keeps an
+			// aborted plan (a person's choice) out.
+			Expr: `max by (plan, wave, gate) (karpgate_rolloutplan_gate_failing) == 1
+and on (plan)
+max by (plan) (karpgate_rolloutplan_phase{phase="Failed"}) == 1`,
+			For:      "1m",
+			Severity: "warning",
+			Summary:  "RolloutPlan {{ $labels.plan }}: wave {{ $labels.wave }} failed its {{ $labels.gate }} gate",
+			Description: "The new nodes of wave {{ $labels.wave }} of RolloutPlan {{ $labels.plan }} failed the {{ $labels.gate }} gate, so karpgate holds every NodePool of the plan: " +
+				"the rollout stops after this wave until it is resumed.",
+			Runbook: "`karpgate rollout status PLAN` names the failing gate and the NodeClaims or pods behind it; fix the cause (revert the AMI or node class change), delete NodeClaims that never came up, then `karpgate rollout resume PLAN` rolls the wave again.",
+		},
+		{
 			Name: "KarpgateDriftFrozen",
 			// min_over_time over the window rather than for:, so that a
 			// Prometheus restart does not start the clock again.

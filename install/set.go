@@ -11,6 +11,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -29,6 +30,8 @@ var (
 // Set is one complete install. Issuers and Certificates are set only with
 // Options.CertManager.
 type Set struct {
+	// CRDs are karpgate's own (the RolloutPlan); Karpenter's are not here.
+	CRDs               []*apiextensionsv1.CustomResourceDefinition
 	Namespace          *corev1.Namespace
 	ServiceAccount     *corev1.ServiceAccount
 	ClusterRole        *rbacv1.ClusterRole
@@ -58,6 +61,7 @@ func Build(opts Options) (*Set, error) {
 		return nil, err
 	}
 	s := &Set{
+		CRDs:                customResourceDefinitions(),
 		Namespace:           namespace(opts),
 		ServiceAccount:      serviceAccount(opts),
 		ClusterRole:         clusterRole(),
@@ -88,8 +92,12 @@ func Build(opts Options) (*Set, error) {
 
 // Objects lists the set's objects in the order they can be applied in.
 func (s *Set) Objects() []runtime.Object {
-	objs := []runtime.Object{s.Namespace, s.ServiceAccount, s.ClusterRole, s.ClusterRoleBinding, s.OwnReports, s.OwnReportsBinding, s.MetricsReader,
-		s.Role, s.RoleBinding, s.ConfigMap, s.Service, s.Deployment, s.PodDisruptionBudget}
+	var objs []runtime.Object
+	for _, crd := range s.CRDs {
+		objs = append(objs, crd)
+	}
+	objs = append(objs, s.Namespace, s.ServiceAccount, s.ClusterRole, s.ClusterRoleBinding, s.OwnReports, s.OwnReportsBinding, s.MetricsReader,
+		s.Role, s.RoleBinding, s.ConfigMap, s.Service, s.Deployment, s.PodDisruptionBudget)
 	if s.NetworkPolicy != nil {
 		objs = append(objs, s.NetworkPolicy)
 	}

@@ -235,6 +235,8 @@ func contractGrants(namespace string) []rbacGrant {
 	add("cluster", "policy", "poddisruptionbudgets", "", "get", "list", "watch")
 	// The audit's OpenReports ClusterReports.
 	add("cluster", "openreports.io", "clusterreports", "", "get", "list", "watch", "create", "update", "delete")
+	add("cluster", "karpgate.io", "rolloutplans", "", "get", "list", "watch")
+	add("cluster", "karpgate.io", "rolloutplans/status", "", "patch", "update")
 	// Who may read /metrics, /status and /explain (--metrics-secure).
 	add("cluster", "authentication.k8s.io", "tokenreviews", "", "create")
 	add("cluster", "authorization.k8s.io", "subjectaccessreviews", "", "create")
@@ -332,8 +334,14 @@ func checkWebhooks(t *testing.T, objs []*manifest.Object, namespace, ca string, 
 	if !decodeOne(t, objs, "ValidatingWebhookConfiguration", &v) || !decodeOne(t, objs, "MutatingWebhookConfiguration", &m) {
 		t.Fatal("both webhook configurations must be rendered")
 	}
-	if len(v.Webhooks) != 1 || len(m.Webhooks) != 1 {
-		t.Fatalf("one webhook per configuration, got %d and %d", len(v.Webhooks), len(m.Webhooks))
+	// The validating configuration has a second webhook, the rollout
+	// plans' (one NodePool, one plan), with the same policy and endpoint.
+	if len(v.Webhooks) != 2 || len(m.Webhooks) != 1 {
+		t.Fatalf("two validating webhooks and one mutating, got %d and %d", len(v.Webhooks), len(m.Webhooks))
+	}
+	if pw := v.Webhooks[1]; pw.Name != deploy.RolloutPlansWebhookName || pw.FailurePolicy == nil || *pw.FailurePolicy != admissionregistrationv1.Ignore ||
+		pw.ClientConfig.Service == nil && pw.ClientConfig.URL == nil || len(pw.MatchConditions) != 1 {
+		t.Errorf("the rollout plans' webhook: %+v", pw)
 	}
 	type common struct {
 		config, name, path, policy string

@@ -53,13 +53,13 @@ var defaults = expectations{replicas: 2, validating: "Fail", mutating: "Ignore",
 		"--audit=true", "--audit-reports=true", "--audit-interval=10m"}}
 
 var renderings = []rendering{
-	{name: "kustomize base", namespace: deploy.Namespace, want: withObjects(defaults, 17), args: func(kubectl, _, root string) []string {
+	{name: "kustomize base", namespace: deploy.Namespace, want: withObjects(defaults, 18), args: func(kubectl, _, root string) []string {
 		return []string{kubectl, "kustomize", filepath.Join(root, "manifests", "base")}
 	}},
-	{name: "kustomize cert-manager overlay", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 21), args: func(kubectl, _, root string) []string {
+	{name: "kustomize cert-manager overlay", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 22), args: func(kubectl, _, root string) []string {
 		return []string{kubectl, "kustomize", filepath.Join(root, "manifests", "overlays", "cert-manager")}
 	}},
-	{name: "helm default values", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 20), args: func(_, helm, root string) []string {
+	{name: "helm default values", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 21), args: func(_, helm, root string) []string {
 		return []string{helm, "template", "karpgate", filepath.Join(root, "manifests", "charts", "karpgate"), "--namespace", deploy.Namespace}
 	}},
 }
@@ -72,7 +72,7 @@ func withObjects(e expectations, n int) expectations {
 // helmVariant is the chart with every value changed that has a template
 // branch, in a namespace of its own.
 var helmVariant = rendering{name: "helm without cert-manager", namespace: "platform", ca: "values", want: expectations{
-	objects: 14, replicas: 1, validating: "Ignore", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 3,
+	objects: 15, replicas: 1, validating: "Ignore", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 3,
 	args: []string{"--controller=false", "--rollout-guard=true", "--rollout-guard-freeze-after=0", "--environment=production", "--request-timeout=2400ms",
 		"--audit=false", "--audit-reports=true", "--audit-interval=1h"},
 }, args: func(_, helm, root string) []string {

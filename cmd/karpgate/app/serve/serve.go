@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -97,6 +98,10 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	plansReader, err := rolloutPlansReader(webhookConfig)
+	if err != nil {
+		return err
+	}
 	srv, err := webhook.New(webhook.Options{
 		CertDir: opts.CertDir, Host: opts.Host, Port: opts.Port, CertReloadInterval: opts.CertReloadInterval,
 		ClientCAFile: opts.ClientCAFile, TrustedSources: opts.TrustedSources,
@@ -118,7 +123,7 @@ func Run(ctx context.Context, opts Options) error {
 			// reviews from a stranger's: it presents no certificate there.
 			KnownCallersOnly: len(opts.TrustedSources) > 0,
 			Log:              log.WithName("conversion"),
-		}, &webhook.Budget{MaxInFlight: conversionSlots, Memory: memory.conversionBudget}, log),
+		}, &webhook.Budget{MaxInFlight: conversionSlots, Memory: memory.conversionBudget}, plansReader, log),
 	})
 	if err != nil {
 		return err
@@ -158,6 +163,9 @@ func Run(ctx context.Context, opts Options) error {
 				return nil, fmt.Errorf("the disruption loop (--controller=false turns it off): %w", err)
 			}
 			loop.set(l)
+			if err := setupRolloutPlans(m, l, loop.metrics, log); err != nil {
+				return nil, err
+			}
 			if opts.Audit {
 				a := opts.AuditOptions
 				if _, err := auditcontroller.Setup(m, auditcontroller.Options{
@@ -221,8 +229,9 @@ func run(ctx context.Context, opts Options, webhooks manager.Manager, loops *loo
 
 // routes are the webhook endpoints with their limits; conversion has a
 // budget of its own.
-func routes(engines admission.Engines, convert *conversionwebhook.Handler, conversion *webhook.Budget, log logr.Logger) []webhook.Route {
+func routes(engines admission.Engines, convert *conversionwebhook.Handler, conversion *webhook.Budget, plans client.Reader, log logr.Logger) []webhook.Route {
 	return []webhook.Route{
+		{Path: deploy.ValidateRolloutPlansPath, Handler: admission.NewRolloutPlansWebhook(plans, log.WithName("rolloutplans")), MemoryFactor: admission.MemoryFactor, MemoryPerValue: admission.MemoryPerValue, RequireClientCert: true},
 		{Path: deploy.ValidatePath, Handler: admission.NewValidatingWebhook(engines, log.WithName("validate")), MemoryFactor: admission.MemoryFactor, MemoryPerValue: admission.MemoryPerValue, RequireClientCert: true},
 		{Path: deploy.MutatePath, Handler: admission.NewMutatingWebhook(engines, log.WithName("mutate")), MemoryFactor: admission.MemoryFactor, MemoryPerValue: admission.MemoryPerValue, RequireClientCert: true},
 		{
