@@ -13,16 +13,14 @@ import (
 	"testing"
 
 	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
+	goldenfiles "github.com/karpgate/karpgate/test/golden"
 )
 
 // docFiles are the Markdown files whose output blocks are checked: the
 // README and every page under docs/.
 func docFiles(t *testing.T, root string) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no docs/*.md under %s: %v", root, err)
-	}
+	files := goldenfiles.Glob(t, filepath.Join(root, "docs", "*.md"))
 	return append([]string{filepath.Join(root, "README.md")}, files...)
 }
 
