@@ -47,9 +47,9 @@ func (p bodyPace) due(received int64) time.Time {
 	return d
 }
 
-// beforeBodyRead runs before each read of a body; tests make the server
-// late with it.
-var beforeBodyRead = func() {}
+// beforeBodyRead runs before each read of a body, given when the read is
+// due; tests make the server late with it.
+var beforeBodyRead = func(time.Time) {}
 
 // readBody reads the whole body, of its declared length, so that a
 // handler never sees a truncated review, charging the route's memory
@@ -95,7 +95,7 @@ func (q *limitedRequest) readBody() *rejection {
 	}
 	for int64(len(body)) < r.ContentLength {
 		await(int64(len(body)))
-		beforeBodyRead()
+		beforeBodyRead(pace.due(int64(len(body))))
 		if len(body) == cap(body) {
 			_, err := io.ReadFull(r.Body, past[:])
 			if err != nil && lastLook(err) {

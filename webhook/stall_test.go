@@ -327,11 +327,16 @@ func TestConnectionsAreCapped(t *testing.T) {
 // Not parallel: it sets the package's read hook.
 func TestALateServerDoesNotCutABodyThatArrived(t *testing.T) {
 	var reads int
-	t.Cleanup(func() { beforeBodyRead = func() {} })
-	beforeBodyRead = func() {
+	t.Cleanup(func() { beforeBodyRead = func(time.Time) {} })
+	beforeBodyRead = func(due time.Time) {
 		reads++
 		if reads == 2 { // the body's first byte is in; late for the rest
-			time.Sleep(2500 * time.Millisecond)
+			// Late until the read is due; nothing but time can make that
+			// hold, and this is a server goroutine, where t.Fatal may
+			// not run.
+			for !time.Now().After(due) {
+				time.Sleep(10 * time.Millisecond)
+			}
 		}
 	}
 	r := startServer(t, Limits{BodyGrace: time.Second, Timeout: time.Minute}, Route{Path: "/t", Handler: http.HandlerFunc(echo)})
