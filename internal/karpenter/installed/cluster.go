@@ -52,11 +52,12 @@ func readCluster(ctx context.Context, client dynamic.Interface, host string) (Cl
 	if len(crds) == 0 {
 		return c, nil
 	}
-	j, err := Judge(crds, sourceOf(host))
-	if err != nil {
+	// CRDs karpgate cannot judge are part of the answer, not a failure to
+	// ask: serve judges by the linked release then.
+	if j, err := Judge(crds, sourceOf(host)); err != nil {
 		c.JudgeErr = err
-		return c, nil
+	} else {
+		c.Judged = &j
 	}
-	c.Judged = &j
 	return c, nil
 }
