@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,5 +91,44 @@ func TestJSONIsWhatGrafanaImports(t *testing.T) {
 	want := "Disruption budgets per NodePool|Drift rollouts and the rollout guard|Admission|Conversion|karpgate"
 	if got := strings.Join(rows, "|"); got != want {
 		t.Errorf("rows %s, want %s", got, want)
+	}
+}
+
+// TestTablesShowTheLabelsTheyGroupBy: a table's columns are the labels its
+// query keeps, no more and no fewer: a column whose label the query drops
+// would be empty, and a kept label without a column would show untitled.
+func TestTablesShowTheLabelsTheyGroupBy(t *testing.T) {
+	p := parser.NewParser(parser.Options{})
+	tables := 0
+	for _, r := range rows() {
+		for _, spec := range r.panels {
+			if spec.kind != "table" {
+				continue
+			}
+			tables++
+			var columns []string
+			for _, c := range spec.columns {
+				columns = append(columns, c.label)
+			}
+			slices.Sort(columns)
+			for _, q := range spec.queries {
+				expr, err := p.ParseExpr(q.expr)
+				if err != nil {
+					t.Fatalf("panel %q: %v", spec.title, err)
+				}
+				agg, ok := expr.(*parser.AggregateExpr)
+				if !ok || agg.Without {
+					t.Errorf("panel %q: %s keeps no fixed set of labels; use by (...)", spec.title, q.expr)
+					continue
+				}
+				kept := slices.Sorted(slices.Values(agg.Grouping))
+				if !slices.Equal(kept, columns) {
+					t.Errorf("panel %q: the query keeps %v, the columns are %v", spec.title, kept, columns)
+				}
+			}
+		}
+	}
+	if tables == 0 {
+		t.Fatal("no table panel: the judged release's table is gone")
 	}
 }

@@ -31,7 +31,13 @@ type panelSpec struct {
 	// thresholds colour a stat: the colour of each step from its value up.
 	thresholds []Step
 	mappings   []any
+	// A table shows each query's series now, one row each, its labels as
+	// columns; columns lists them, in order, with their titles.
+	columns []column
 }
+
+// column is a label a table shows, and its title.
+type column struct{ label, title string }
 
 type row struct {
 	title  string
@@ -154,6 +160,15 @@ max by (nodepool) (karpgate_nodepool_nodes` + pool + `)`}}},
 				description: "Time left on the certificate the webhooks serve, for the pod whose certificate expires first. Once it has expired, every conversion fails.",
 				thresholds:  []Step{{Color: "red"}, {Color: "orange", Value: ptr(7 * 86400)}, {Color: "green", Value: ptr(14 * 86400)}},
 				queries:     []query{{legend: "", expr: `min(karpgate_serving_certificate_expiration_timestamp_seconds) - time()`}}},
+			{kind: "table", title: "Judged Karpenter release", width: 24, height: 5,
+				description: "The Karpenter release each pod judges objects by (budget reasons, consolidation policies, alias families, which fields drift every node), what chose it (karpgate.yaml karpenterVersion, the CRDs installed in the cluster, or the linked CRDs) and whether karpgate knows that exact release: " +
+					"\"no\" means the closest release it knows is used. Pods that disagree are mid-reload or run different configurations. `karpgate version --cluster` makes the same decision from a kubeconfig.",
+				mappings: []any{map[string]any{"type": "value", "options": map[string]any{
+					"true":  map[string]any{"text": "yes", "color": "green", "index": 0},
+					"false": map[string]any{"text": "no, the closest known", "color": "orange", "index": 1},
+				}}},
+				columns: []column{{"instance", "Pod"}, {"version", "Karpenter"}, {"exact", "Exact"}, {"source", "Chosen by"}},
+				queries: []query{{expr: `max by (instance, version, source, exact) (karpgate_karpenter_judged_info)`}}},
 		}},
 	}
 }
@@ -244,10 +259,35 @@ func (p panelSpec) build(id int) Panel {
 		panel.FieldConfig.Defaults.Thresholds = &Thresholds{Mode: "absolute", Steps: p.thresholds}
 		panel.Options = map[string]any{"colorMode": "background", "graphMode": "none", "reduceOptions": map[string]any{"calcs": []string{"lastNotNull"}, "fields": "", "values": false}}
 	}
+	if p.kind == "table" {
+		p.tableOptions(&panel)
+	}
 	for i, q := range p.queries {
-		panel.Targets = append(panel.Targets, Target{Datasource: datasource, Expr: q.expr, LegendFormat: q.legend, Range: true, RefID: string(rune('A' + i))})
+		t := Target{Datasource: datasource, Expr: q.expr, LegendFormat: q.legend, Range: true, RefID: string(rune('A' + i))}
+		if p.kind == "table" {
+			t.Format, t.Instant, t.Range = "table", true, false
+		}
+		panel.Targets = append(panel.Targets, t)
 	}
 	return panel
+}
+
+// tableOptions shows p.columns, titled and in order, and hides the rest
+// (the time and the value, always 1 for an info series).
+func (p panelSpec) tableOptions(panel *Panel) {
+	order, names := map[string]int{}, map[string]string{}
+	for i, c := range p.columns {
+		order[c.label], names[c.label] = i, c.title
+	}
+	panel.Transformations = []any{map[string]any{"id": "organize", "options": map[string]any{
+		"excludeByName": map[string]bool{"Time": true, "Value": true},
+		"includeByName": map[string]bool{},
+		"indexByName":   order,
+		"renameByName":  names,
+	}}}
+	panel.FieldConfig.Defaults.Custom = map[string]any{"align": "auto", "cellOptions": map[string]any{"type": "color-text"}, "inspect": false}
+	panel.FieldConfig.Defaults.Thresholds = &Thresholds{Mode: "absolute", Steps: []Step{{Color: "text"}}}
+	panel.Options = map[string]any{"cellHeight": "sm", "showHeader": true, "footer": map[string]any{"show": false}}
 }
 
 // JSON is the dashboard as Grafana imports it.

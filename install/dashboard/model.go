@@ -61,7 +61,9 @@ type Panel struct {
 	Panels      []Panel        `json:"panels,omitempty"`
 	Targets     []Target       `json:"targets,omitempty"`
 	Title       string         `json:"title"`
-	Type        string         `json:"type"`
+	// Transformations reshape a table's frames: join, hide, rename.
+	Transformations []any  `json:"transformations,omitempty"`
+	Type            string `json:"type"`
 }
 
 // GridPos places a panel on the 24-column grid.
@@ -74,12 +76,15 @@ type GridPos struct {
 
 // Target is one query of a panel.
 type Target struct {
-	Datasource   *DataSourceRef `json:"datasource"`
-	Expr         string         `json:"expr"`
-	Instant      bool           `json:"instant,omitempty"`
-	LegendFormat string         `json:"legendFormat"`
-	Range        bool           `json:"range"`
-	RefID        string         `json:"refId"`
+	Datasource *DataSourceRef `json:"datasource"`
+	Expr       string         `json:"expr"`
+	// Format "table" gives a table panel one row per series, its labels
+	// as columns.
+	Format       string `json:"format,omitempty"`
+	Instant      bool   `json:"instant,omitempty"`
+	LegendFormat string `json:"legendFormat"`
+	Range        bool   `json:"range"`
+	RefID        string `json:"refId"`
 }
 
 // FieldConfig sets units, thresholds and drawing.

@@ -6,8 +6,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
+	"github.com/karpgate/karpgate/cmd/karpgate/app"
 	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
@@ -72,7 +76,7 @@ func TestServeJudgesByTheClusterKarpenterCRDs(t *testing.T) {
 		return review.Response.Status.Message
 	}
 	judged := func() string { return seriesLine(t, cluster.MetricsURL, "karpgate_karpenter_judged_info{") }
-	source := `source="CRDs in cluster ` + env.Config.Host + `"`
+	source := `source="CRDs in cluster ` + strings.TrimSuffix(env.Config.Host, "/") + `"`
 	status := func() string {
 		resp, err := http.Get(cluster.MetricsURL + deploy.StatusPath)
 		if err != nil {
@@ -96,6 +100,10 @@ func TestServeJudgesByTheClusterKarpenterCRDs(t *testing.T) {
 		t.Fatalf("on v1.0.8's CRDs: %q", got)
 	}
 	wait.For(t, "/status to name v1.0.8", func() bool { return strings.Contains(status(), "Karpenter v1.0.8 (CRDs in cluster ") })
+	checkVersionCluster(t, env, judged(), []versionClusterCase{
+		{name: "v1.0.8's CRDs", golden: "version-cluster-v1.0.8.txt.golden", sameAsServe: true},
+		{name: "karpgate.yaml's karpenterVersion", config: "apiVersion: karpgate.io/v1alpha1\nkind: Config\nkarpenterVersion: v1.14\n", golden: "version-cluster-config.txt.golden", wantVersion: "v1.14.3"},
+	})
 
 	// Karpenter's CRDs upgraded in place, as its chart does.
 	installCRDs(t, env, testenv.CRDs(t, crdsource.KarpenterV1_15_1))
@@ -106,6 +114,10 @@ func TestServeJudgesByTheClusterKarpenterCRDs(t *testing.T) {
 		t.Errorf("after the upgrade: %q", got)
 	}
 	wait.For(t, "/status to name v1.15.1", func() bool { return strings.Contains(status(), "Karpenter v1.15.1 (CRDs in cluster ") })
+	checkVersionCluster(t, env, judged(), []versionClusterCase{
+		{name: "v1.15.1's CRDs", golden: "version-cluster-v1.15.1.txt.golden", sameAsServe: true},
+		{name: "a karpgate.yaml without karpenterVersion", config: "apiVersion: karpgate.io/v1alpha1\nkind: Config\n", golden: "version-cluster-config-unset.txt.golden", sameAsServe: true},
+	})
 
 	// And downgraded: v1.0.8 has no NodeOverlay.
 	if err := env.Client.Delete(context.Background(), &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "nodeoverlays.karpenter.sh"}}); err != nil {
@@ -115,6 +127,71 @@ func TestServeJudgesByTheClusterKarpenterCRDs(t *testing.T) {
 	wait.For(t, "karpgate to judge by v1.0.8 again", func() bool {
 		return strings.Contains(denial(), "KG204") && strings.Contains(judged(), `version="v1.0.8"`)
 	})
+}
+
+// versionClusterCase is one `karpgate version --cluster` beside serve.
+type versionClusterCase struct {
+	name string
+	// config is a karpgate.yaml to give with --config; "" gives none.
+	config string
+	golden string
+	// sameAsServe: serve (which has no karpenterVersion) judges by the
+	// same release, as karpgate_karpenter_judged_info says.
+	sameAsServe bool
+	// wantVersion, when serve judges otherwise, is the release wanted.
+	wantVersion string
+}
+
+// checkVersionCluster runs `karpgate version --cluster` against env: its
+// text is compared with a golden file, addresses hidden, and its JSON names
+// the release that judgedInfo (serve's karpgate_karpenter_judged_info
+// series) names, or tt.wantVersion.
+func checkVersionCluster(t *testing.T, env *testenv.Env, judgedInfo string, cases []versionClusterCase) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run("version --cluster: "+tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := []string{"version", "--cluster", "--kubeconfig", env.KubeconfigPath}
+			if tt.config != "" {
+				path := filepath.Join(dir, "karpgate.yaml")
+				if err := os.WriteFile(path, []byte(tt.config), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args, "--config", path)
+			}
+			execute := func(args ...string) string {
+				var out, errOut bytes.Buffer
+				if code := app.Execute(args, nil, &out, &errOut); code != 0 {
+					t.Fatalf("karpgate %s: exit %d: %s", strings.Join(args, " "), code, errOut.String())
+				}
+				return out.String()
+			}
+			text := strings.ReplaceAll(hideAddresses(execute(args...)), dir+string(filepath.Separator), "")
+			golden(t, []byte(text), "judged", tt.golden)
+
+			var report struct {
+				Judged struct {
+					Version string `json:"version"`
+					Exact   bool   `json:"exact"`
+					Source  string `json:"source"`
+				} `json:"judged"`
+				DecidedBy string `json:"decidedBy"`
+			}
+			if err := json.Unmarshal([]byte(execute(append(args, "-o", "json")...)), &report); err != nil {
+				t.Fatal(err)
+			}
+			if !tt.sameAsServe {
+				if report.Judged.Version != tt.wantVersion || report.DecidedBy != "karpenterVersion" {
+					t.Errorf("judged %+v decided by %s, want %s by karpenterVersion", report.Judged, report.DecidedBy, tt.wantVersion)
+				}
+				return
+			}
+			series := fmt.Sprintf(`karpgate_karpenter_judged_info{exact="%t",source="%s",version="%s"} 1`, report.Judged.Exact, report.Judged.Source, report.Judged.Version)
+			if series != judgedInfo || report.DecidedBy != "crds" {
+				t.Errorf("version --cluster judges by %+v (decided by %s); serve says %s", report.Judged, report.DecidedBy, judgedInfo)
+			}
+		})
+	}
 }
 
 // installCRDs creates crds, or replaces those that exist, as Karpenter's

@@ -34,6 +34,26 @@ func TestVersion(t *testing.T) {
 				t.Errorf("stderr %q does not name the bad flag value", stderr)
 			}
 		}},
+		{[]string{"version", "--cluster", "--kubeconfig", "testdata/serve/kubeconfig"}, ExitUsage, func(t *testing.T, stdout, stderr string) {
+			if want := "reading the Karpenter CRDs of https://127.0.0.1:1: "; !strings.Contains(stderr, want) || stdout != "" {
+				t.Errorf("an unreachable cluster: stdout %q, stderr %q; want only an error with %q", stdout, stderr, want)
+			}
+		}},
+		{[]string{"version", "--cluster", "--kubeconfig", "testdata/no-such-kubeconfig"}, ExitUsage, func(t *testing.T, _, stderr string) {
+			if !strings.Contains(stderr, "reading kubeconfig") {
+				t.Errorf("stderr %q", stderr)
+			}
+		}},
+		{[]string{"version", "--cluster", "--config", "testdata/no-such-karpgate.yaml", "--kubeconfig", "testdata/serve/kubeconfig"}, ExitUsage, func(t *testing.T, _, stderr string) {
+			if !strings.Contains(stderr, "--config testdata/no-such-karpgate.yaml: no such file") {
+				t.Errorf("stderr %q", stderr)
+			}
+		}},
+		{[]string{"version", "--kubeconfig", "testdata/serve/kubeconfig"}, ExitUsage, func(t *testing.T, _, stderr string) {
+			if !strings.Contains(stderr, "--kubeconfig is for --cluster") {
+				t.Errorf("stderr %q", stderr)
+			}
+		}},
 		{[]string{"version", "extra"}, ExitUsage, func(t *testing.T, _, stderr string) {
 			if !strings.Contains(stderr, "unknown command") && !strings.Contains(stderr, "accepts 0 arg") {
 				t.Errorf("stderr %q", stderr)

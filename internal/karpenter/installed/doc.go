@@ -3,5 +3,7 @@
 // karpenterVersion chooses), and an upgrade or downgrade of Karpenter's
 // CRDs changes its verdicts without a restart. Judge reads the release from
 // CRD objects; Watcher keeps it current with a watch on Karpenter's CRDs,
-// each by name, so that its RBAC can name them too.
+// each by name, so that its RBAC can name them too. ReadCluster reads them
+// once, for `karpgate version --cluster`, which names the release serve
+// would judge a cluster by.
 package installed

@@ -3,7 +3,9 @@ package installed
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -47,8 +49,14 @@ func New(cfg *rest.Config, log logr.Logger) (*Watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Watcher{client: client, source: "CRDs in cluster " + cfg.Host, log: log}, nil
+	return &Watcher{client: client, source: sourceOf(cfg.Host), log: log}, nil
 }
+
+// sourceOf names the CRDs of the cluster at host as the source of a
+// judgement: "CRDs in cluster https://...". A kubeconfig's server may end
+// in "/" or not; the one cluster reads the same either way, so that serve's
+// judged_info and `karpgate version --cluster` name it alike.
+func sourceOf(host string) string { return "CRDs in cluster " + strings.TrimSuffix(host, "/") }
 
 // Judged is the release of the CRDs last read, or nil when they are absent
 // or unreadable (the engine then judges by the linked release).
@@ -57,19 +65,29 @@ func (w *Watcher) Judged() *release.Judged { return w.current.Load() }
 // Read reads the CRDs once, by name, so that the first engine judges by
 // them. What it cannot read is logged and left to the watch.
 func (w *Watcher) Read(ctx context.Context) {
+	crds, err := getCRDs(ctx, w.client)
+	if err != nil {
+		w.log.Info("cannot read Karpenter's CRDs; unless karpgate.yaml's karpenterVersion chooses, objects are judged by the newest Karpenter release karpgate links until the watch reads them", "error", err.Error())
+		return
+	}
+	w.set(crds)
+}
+
+// getCRDs gets Karpenter's CRDs by name (RBAC may grant no more), leaving
+// out those the cluster does not have.
+func getCRDs(ctx context.Context, client dynamic.Interface) ([]map[string]any, error) {
 	var crds []map[string]any
 	for _, name := range CRDNames() {
-		crd, err := w.client.Resource(crdResource).Get(ctx, name, metav1.GetOptions{})
+		crd, err := client.Resource(crdResource).Get(ctx, name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
 			continue
 		case err != nil:
-			w.log.Info("cannot read Karpenter's CRDs; unless karpgate.yaml's karpenterVersion chooses, objects are judged by the newest Karpenter release karpgate links until the watch reads them", "crd", name, "error", err.Error())
-			return
+			return nil, fmt.Errorf("getting CustomResourceDefinition %s: %w", name, err)
 		}
 		crds = append(crds, crd.Object)
 	}
-	w.set(crds)
+	return crds, nil
 }
 
 // Start watches the CRDs until ctx ends. A watch that cannot list them

@@ -2,6 +2,7 @@ package release
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 )
@@ -23,7 +24,7 @@ type Detection struct {
 // the facts s states take part: a set without an EC2NodeClass CRD matches on
 // its NodePool alone.
 func Detect(s SchemaFacts) Detection {
-	best, bestScore := Detection{}, -1
+	best, bestScore := Detection{}, math.MinInt
 	for _, r := range Known() {
 		diffs := differences(r.Facts.Schema, s)
 		score := -len(diffs)

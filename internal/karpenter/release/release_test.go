@@ -184,6 +184,12 @@ func TestDetect(t *testing.T) {
 	if d.Exact || d.Release.Version != Newest().Version || !slices.Equal(d.Differences, []string{"budgetReasons"}) {
 		t.Errorf("edited reasons: detected %s, exact %t, differences %v; want the newest, inexact, budgetReasons", d.Release.Version, d.Exact, d.Differences)
 	}
+	// Two facts away from every release: still the closest, not none.
+	edited.ConsolidationPolicies = append(slices.Clone(edited.ConsolidationPolicies), "Never")
+	if d := Detect(edited); d.Exact || d.Release.Version != Newest().Version || !slices.Equal(d.Differences, []string{"budgetReasons", "consolidationPolicies"}) {
+		t.Errorf("edited reasons and policies: detected %q, exact %t, differences %v; want the newest, inexact, both", d.Release.Version, d.Exact, d.Differences)
+	}
+	edited.ConsolidationPolicies = Newest().Facts.Schema.ConsolidationPolicies
 	j := ForCRDs(edited, "files crds.yaml")
 	if !j.Facts.AcceptsReason("Expired") || j.Note == "" || !strings.HasPrefix(j.String(), "Karpenter ~v1.15.1") {
 		t.Errorf("judged by edited CRDs: %s, note %q; the CRDs' own reasons must win", j, j.Note)
