@@ -7,7 +7,8 @@ import (
 	"github.com/karpgate/karpgate/install/render"
 )
 
-// The kustomize tree: one file per kind, an overlay that adds cert-manager
+// The kustomize tree: one file per kind (the rules' CEL twins among them),
+// an overlay that adds cert-manager
 // and patches Karpenter's CRDs, and a monitoring component with an overlay
 // that adds it.
 func ExampleKustomize() {
@@ -32,6 +33,8 @@ func ExampleKustomize() {
 	// base/rolebinding.yaml
 	// base/service.yaml
 	// base/serviceaccount.yaml
+	// base/validatingadmissionpolicy.yaml
+	// base/validatingadmissionpolicybinding.yaml
 	// base/validatingwebhookconfiguration.yaml
 	// components/monitoring/configmap.yaml
 	// components/monitoring/kustomization.yaml
