@@ -33,7 +33,11 @@ func (s static) Engine() *policies.Engine { return s.engine }
 // Validator answers the validating webhook.
 type Validator struct {
 	Engines Engines
-	Log     logr.Logger
+	// Twins, when set, says which rules the API server's
+	// ValidatingAdmissionPolicy enforces itself (policies/twinsync): a
+	// warning its Warn binding gives is not given again.
+	Twins Twins
+	Log   logr.Logger
 	// Now is karpgate's clock, which hold records may not be dated after
 	// (by more than holdrecord.MaxSkew); nil means time.Now.
 	Now func() time.Time
@@ -44,6 +48,20 @@ func (v *Validator) now() time.Time {
 		return v.Now()
 	}
 	return time.Now()
+}
+
+// Twins says whether the API server enforces rule's CEL twin with action
+// as karpgate would write it.
+//
+// The webhook and the policy never both deny: the API server runs
+// ValidatingAdmissionPolicies before validating webhooks and stops at the
+// first refusal, so a denial by a twin never reaches the webhook, and a
+// denial the webhook gives is one no twin gave (a rule without a twin, or
+// a difference the differential test of test/twins would catch). Warnings
+// have no such order: both would show, so the webhook leaves a covered
+// Warn twin's findings to the policy.
+type Twins interface {
+	Covered(rule string, action config.Action) bool
 }
 
 var _ ctrladmission.Handler = (*Validator)(nil)
@@ -78,7 +96,7 @@ func (v *Validator) Handle(ctx context.Context, req ctrladmission.Request) ctrla
 		v.Log.Error(err, "evaluation failed", "object", r.ref, "operation", r.operation)
 		return ctrladmission.Errored(http.StatusInternalServerError, evaluationError(r, err, "the validating webhook fails closed, so the request is refused"))
 	}
-	denials, warnings := judge(r, res, before)
+	denials, warnings := judge(r, res, before, v.Twins)
 	if len(denials) > 0 {
 		countRequest(validating, r, verdictDenied)
 		return ctrladmission.Denied(denialMessage(r.ref, denials)).WithWarnings(warnings...)
@@ -89,8 +107,9 @@ func (v *Validator) Handle(ctx context.Context, req ctrladmission.Request) ctrla
 
 // judge sorts findings into denials and warnings; the engine leaves
 // mutation rules to the mutating webhook. before holds the old object's
-// findings on an UPDATE that has denials.
-func judge(r review, res *policies.Result, before *policies.Result) (denials []policies.Finding, warnings []string) {
+// findings on an UPDATE that has denials; twins, when set, the rules
+// whose warnings the API server already gives.
+func judge(r review, res *policies.Result, before *policies.Result, twins Twins) (denials []policies.Finding, warnings []string) {
 	existing := map[string]bool{}
 	if before != nil {
 		for _, f := range before.Denials() {
@@ -108,6 +127,9 @@ func judge(r review, res *policies.Result, before *policies.Result) (denials []p
 		case f.Action == config.Audit:
 			// Recorded, never shown: the audit of stored objects reports it.
 			countFinding(validating, r, f.RuleID, actionAudit)
+		case twins != nil && twins.Covered(f.RuleID, config.Warn):
+			// The policy's Warn binding shows it; kubectl shows it once.
+			countFinding(validating, r, f.RuleID, actionTwin)
 		default:
 			warnings = append(warnings, warning(f))
 			countFinding(validating, r, f.RuleID, actionWarn)

@@ -109,6 +109,7 @@ service account.`,
 	f.BoolVar(&opts.AuditOptions.Reports, "audit-reports", opts.AuditOptions.Reports, "write one OpenReports ClusterReport per audited object (openreports.io/v1alpha1, when the CRDs are installed)")
 	f.Float64Var(&opts.AuditOptions.ReportWritesPerSecond, "audit-report-writes-per-second", opts.AuditOptions.ReportWritesPerSecond, "ClusterReport writes per second at most; a report is written only when what it says changed")
 	f.BoolVar(&opts.AuditOptions.Events, "audit-events", opts.AuditOptions.Events, "send a Warning Event when a stored object newly breaks a deny rule")
+	f.BoolVar(&opts.AdmissionPolicy, "admission-policy", opts.AdmissionPolicy, "keep the parameter ConfigMaps of the rules' CEL twins (ValidatingAdmissionPolicy "+deploy.AdmissionPolicyName+", installed by the manifests) in step with karpgate.yaml, in the pod's namespace; warnings the twins give are not given again")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", opts.LeaderElect, "elect one replica to run the disruption loop")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default the pod's namespace, else "+deploy.Namespace+")")
 	f.DurationVar(&opts.Lease.Duration, "leader-election-lease-duration", opts.Lease.Duration, "how long after the leader's last renewal another replica may take the Lease")

@@ -87,6 +87,15 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
+	twinParams, err := setupAdmissionPolicy(opts, engines)
+	if err != nil {
+		return err
+	}
+	var twins admission.Twins
+	if twinParams != nil {
+		twins = twinParams
+	}
+
 	drain := &drainer{}
 	webhookConfig := webhookClientConfig(opts.RestConfig)
 	mgr, err := manager.New(webhookConfig, webhookManagerOptions(opts))
@@ -108,7 +117,7 @@ func Run(ctx context.Context, opts Options) error {
 		},
 		ShutdownTimeout: shutdownTimeout(opts),
 		Log:             log.WithName("webhook"),
-		Routes: routes(engines, conversionwebhook.ClientNodePools{
+		Routes: routes(engines, twins, conversionwebhook.ClientNodePools{
 			Reader: mgr.GetAPIReader(), Cache: nodePools.Reader(), Synced: nodePools.Synced, Log: log.WithName("conversion"),
 		}, nodePools.Want,
 			&webhook.Budget{MaxInFlight: conversionSlots, Memory: memory.conversionBudget}, log),
@@ -118,6 +127,11 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	for _, r := range []manager.Runnable{srv, engines, nodePools, karpenterCRDs} {
 		if err := mgr.Add(r); err != nil {
+			return err
+		}
+	}
+	if twinParams != nil {
+		if err := mgr.Add(twinParams); err != nil {
 			return err
 		}
 	}
@@ -211,9 +225,10 @@ func run(ctx context.Context, opts Options, webhooks manager.Manager, loops *loo
 
 // routes are the webhook endpoints with their limits; conversion has a
 // budget of its own.
-func routes(engines admission.Engines, nodePools conversionwebhook.ClientNodePools, nodePoolReviewed func(), conversion *webhook.Budget, log logr.Logger) []webhook.Route {
+func routes(engines admission.Engines, twins admission.Twins, nodePools conversionwebhook.ClientNodePools, nodePoolReviewed func(), conversion *webhook.Budget, log logr.Logger) []webhook.Route {
+	validator := &admission.Validator{Engines: engines, Twins: twins, Log: log.WithName("validate")}
 	return []webhook.Route{
-		{Path: deploy.ValidatePath, Handler: admission.NewValidatingWebhook(engines, log.WithName("validate")), MemoryFactor: admission.MemoryFactor, MemoryPerValue: admission.MemoryPerValue, RequireClientCert: true},
+		{Path: deploy.ValidatePath, Handler: admission.ValidatingWebhook(validator), MemoryFactor: admission.MemoryFactor, MemoryPerValue: admission.MemoryPerValue, RequireClientCert: true},
 		{Path: deploy.MutatePath, Handler: admission.NewMutatingWebhook(engines, log.WithName("mutate")), MemoryFactor: admission.MemoryFactor, MemoryPerValue: admission.MemoryPerValue, RequireClientCert: true},
 		{
 			Path:    deploy.ConvertPath,
