@@ -121,7 +121,7 @@ export KARPGATE_VALIDATE_KREW := $(VALIDATE_KREW)
 # The budget fidelity tests ask Karpenter v1.0.8's code through this oracle.
 export KARPGATE_BUDGET_ORACLE := $(BUDGET_ORACLE)
 
-.PHONY: build tools etcdctl helm promtool budget-oracle golangci-lint pre-commit peers krew release manifests release-facts test unit e2e lint bench bench-peers load scale fuzz run clean help
+.PHONY: build tools etcdctl helm promtool budget-oracle golangci-lint pre-commit peers krew release generate manifests release-facts test unit e2e lint bench bench-peers load scale fuzz run clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -236,6 +236,9 @@ RELEASE_FLAGS     ?=
 release: ## Release artifacts into dist/: archives for linux/darwin amd64/arm64, SBOMs, checksums, Helm chart, schema, krew manifest.
 	$(GO) run ./cmd/karpgate-dev release --version $(RELEASE_VERSION) --commit $(COMMIT) --date $(SOURCE_DATE_EPOCH) --out dist $(RELEASE_FLAGS)
 
+generate: ## Regenerate the deepcopy functions and CRDs of karpgate's API (api/karpgate) from its Go types.
+	$(GO) run ./hack/apigen
+
 manifests: ## Regenerate manifests/ (kustomize base and overlays, monitoring, Helm chart) from the Go types.
 	$(GO) run ./cmd/karpgate-dev manifests --out manifests
 
@@ -308,7 +311,7 @@ bench: tools ## Benchmarks, with their in-run baselines.
 bench-peers: build peers ## karpgate lint, kubeconform and conftest side by side on generated corpora: wall-time ratios, peak memory.
 	$(GO) run ./test/benchpeers -karpgate bin/karpgate -conftest $(CONFTEST) -kubeconform $(KUBECONFORM) $(BENCH_PEERS_FLAGS)
 
-load: ## 64 clients against the admission webhook for 30s alone, then 30s beside every attack: p50/p99, errors, peak memory.
+load: ## per install (client CA, trusted source, default; the 512Mi memory plan): 64 clients for 30s alone, then 30s beside every attack: p50/p99, errors, peak memory.
 	$(GO) test -run '^$$' -bench '^BenchmarkLoadUnderAttack$$' -benchtime 1x -count=1 ./webhook/admission -args -load.duration 30s -load.attacks all
 
 scale: tools ## karpgate on 50 NodePools and 1,000 simulated nodes with a real Karpenter: recompute time, cache memory, /status p50/p99.

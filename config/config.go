@@ -45,8 +45,8 @@ type Config struct {
 	// Rules holds per-rule settings keyed by rule ID.
 	Rules map[string]RuleSettings `yaml:"rules,omitempty" json:"rules,omitempty"`
 	// Waivers governs the karpgate.io/waive-<rule> annotations: who may add
-	// or change one. Which rules can be waived at all is per rule
-	// (rules[ID].waivable).
+	// or change one, and whether one excuses the write that adds it. Which
+	// rules can be waived at all is per rule (rules[ID].waivable).
 	Waivers Waivers `yaml:"waivers,omitempty" json:"waivers"`
 	// Timezone is the IANA time zone karpgate shows times in (`karpgate
 	// status`, `budgets`, `explain`, the SVG chart, Events, /explain).

@@ -9,9 +9,20 @@ import (
 type Waivers struct {
 	// Approvers are who may add or change a karpgate.io/waive-<rule>
 	// annotation, judged at admission from the request's user (rule
-	// KG006). Empty: anyone who may edit the object, as before. Removing a
+	// KG006); their waivers take effect in the write that adds them. Empty:
+	// anyone who may edit the object, but on a production object not in
+	// the write that the waiver excuses (see AllowSameWrite). Removing a
 	// waiver is always allowed: it only makes the rules stricter.
 	Approvers Approvers `yaml:"approvers,omitempty" json:"approvers"`
+	// AllowSameWrite true lets a waiver waive the production denials of
+	// the very write that adds or changes it, as karpgate once did.
+	// Default false: such a write is refused, and the waiver goes in a
+	// write of its own, earlier, that someone reviews. What true gives up:
+	// anyone who may edit a production object can break a production rule
+	// and waive it in one write, with nobody seeing the waiver first. It
+	// changes nothing when approvers are named: their waivers take effect
+	// at once, and nobody else may add one.
+	AllowSameWrite bool `yaml:"allowSameWrite,omitempty" json:"allowSameWrite"`
 }
 
 // Approvers name users and groups as the API server authenticates them: a
@@ -28,6 +39,14 @@ type Approvers struct {
 func (c *Config) Waivable(id string) bool {
 	w := c.Rules[id].Waivable
 	return w == nil || *w
+}
+
+// SameWriteWaivesDenials reports whether a waiver a write adds or changes
+// waives that write's own production denials at admission: only when
+// approvers are named (they alone may add waivers) or AllowSameWrite asks
+// for it. See package waiver for the whole rule.
+func (c *Config) SameWriteWaivesDenials() bool {
+	return c.ApproversSet() || c.Waivers.AllowSameWrite
 }
 
 // ApproversSet reports whether waivers.approvers names anyone: only then

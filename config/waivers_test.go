@@ -49,6 +49,16 @@ rules:
 	if d := Default(); d.ApproversSet() || d.Waivers.Approvers.Users == nil || d.Waivers.Approvers.Groups == nil {
 		t.Errorf("by default nobody is named and the lists are empty, not null: %+v", d.Waivers)
 	}
+	// A waiver excuses the write that adds it only with approvers named,
+	// or when asked to.
+	allowed, err := Parse("karpgate.yaml", []byte("waivers:\n  allowSameWrite: true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Default().SameWriteWaivesDenials() || !c.SameWriteWaivesDenials() || !allowed.SameWriteWaivesDenials() {
+		t.Errorf("SameWriteWaivesDenials: default %v, approvers %v, allowSameWrite %v; want false, true, true",
+			Default().SameWriteWaivesDenials(), c.SameWriteWaivesDenials(), allowed.SameWriteWaivesDenials())
+	}
 	// Rules that judge waivers cannot be made waivable.
 	err = c.CheckRuleIDs(func(string) bool { return true }, func(id string) bool { return id != "KG102" })
 	var ce *Error

@@ -16,6 +16,15 @@ type NodePoolLookup interface {
 	ExpireAfter(ctx context.Context, nodePoolName string) (value string, found bool, err error)
 }
 
+// LookupRefused is what a NodePoolLookup returns when it will not answer
+// for this conversion at all (not when it failed to): the NodeClaim is
+// then refused with Reason and Fix, and nothing about the NodePool.
+type LookupRefused struct {
+	Reason, Fix string
+}
+
+func (e *LookupRefused) Error() string { return e.Reason }
+
 // Options tune a conversion.
 type Options struct {
 	// NodePools fills a NodeClaim's v1 expireAfter. Nil finds no NodePool,

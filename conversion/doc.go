@@ -93,4 +93,17 @@
 //  11. A restore annotation for the version an object is already in is an
 //     error: karpgate never writes it there and will not let a hand-made
 //     annotation rewrite an object.
+//  12. A restore annotation on a write is the client's, so karpgate's
+//     admission webhook judges a v1beta1 write as the v1 object this
+//     package makes of it (RestoreRecords and WithRestoreRecords let it
+//     weigh each record) and refuses a karpgate.io/restore-v1 record that
+//     would store a judged field the write does not show, unless it gives
+//     back what the stored object holds there (for a karpgate.io/ or
+//     production key, only while the write leaves that key alone), as every
+//     record of an honest round trip does. Judged fields: any karpgate.io/
+//     label or annotation (waivers, the waiver record, hold records, the
+//     environment label) and the labels and EC2NodeClass tags karpgate.yaml
+//     reads to tell production, always; and any field whose value changes
+//     what the rules find in the stored object. webhook/admission/records.go
+//     has the details.
 package conversion

@@ -1,6 +1,8 @@
 package conversion
 
 import (
+	"errors"
+
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
 
@@ -36,7 +38,11 @@ func (e *env) nodePoolExpireAfter(obj map[string]any) (string, error) {
 		return karpenter.Never, err
 	}
 	value, found, err := e.nodePools.ExpireAfter(e.ctx, name)
-	if err != nil {
+	var refused *LookupRefused
+	switch {
+	case errors.As(err, &refused):
+		return "", fieldError("spec.expireAfter", refused.Fix, "cannot read expireAfter of NodePool %q: %s", name, refused.Reason)
+	case err != nil:
 		return "", fieldError("spec.expireAfter", "retry once the NodePool can be read", "reading expireAfter of NodePool %q: %v", name, err)
 	}
 	if !found {

@@ -126,8 +126,26 @@ kind: NodeClaim
 metadata: {name: c, labels: {karpenter.sh/nodepool: gpu}}
 spec: {nodeClassRef: {name: a}, requirements: []}
 `)
-	_, err := Convert(context.Background(), in, "v1", Options{NodePools: failingLookup{}})
-	if err == nil || !strings.Contains(err.Error(), `NodeClaim/c: spec.expireAfter: reading expireAfter of NodePool "gpu": connection refused`) {
-		t.Fatalf("got %v", err)
+	for _, tt := range []struct {
+		name   string
+		lookup NodePoolLookup
+		want   string
+	}{
+		{"a failed lookup", failingLookup{}, `NodeClaim/c: spec.expireAfter: reading expireAfter of NodePool "gpu": connection refused; retry once the NodePool can be read`},
+		{"a refused lookup says why and its own fix", refusingLookup{}, `NodeClaim/c: spec.expireAfter: cannot read expireAfter of NodePool "gpu": not for you; ask someone else`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Convert(context.Background(), in, "v1", Options{NodePools: tt.lookup})
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("got %v\nwant %s", err, tt.want)
+			}
+		})
 	}
+}
+
+// refusingLookup will not answer at all.
+type refusingLookup struct{}
+
+func (refusingLookup) ExpireAfter(context.Context, string) (string, bool, error) {
+	return "", false, &LookupRefused{Reason: "not for you", Fix: "ask someone else"}
 }

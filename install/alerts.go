@@ -114,6 +114,20 @@ and on (nodepool)
 			Runbook:     "Look at the new nodes (`kubectl get nodeclaims -l karpenter.sh/nodepool=NODEPOOL`), fix the NodePool or EC2NodeClass that broke them, then run `karpgate resume NODEPOOL`.",
 		},
 		{
+			Name: "KarpgateRolloutStalled",
+			// The gate that failed, by plan and wave; the phase keeps an
+			// aborted plan (a person's choice) out.
+			Expr: `max by (plan, wave, gate) (karpgate_rolloutplan_gate_failing) == 1
+and on (plan)
+max by (plan) (karpgate_rolloutplan_phase{phase="Failed"}) == 1`,
+			For:      "1m",
+			Severity: "warning",
+			Summary:  "RolloutPlan {{ $labels.plan }}: wave {{ $labels.wave }} failed its {{ $labels.gate }} gate",
+			Description: "The new nodes of wave {{ $labels.wave }} of RolloutPlan {{ $labels.plan }} failed the {{ $labels.gate }} gate, so karpgate holds every NodePool of the plan: " +
+				"the rollout stops after this wave until it is resumed.",
+			Runbook: "`karpgate rollout status PLAN` names the failing gate and the NodeClaims or pods behind it; fix the cause (revert the AMI or node class change), delete NodeClaims that never came up, then `karpgate rollout resume PLAN` rolls the wave again.",
+		},
+		{
 			Name: "KarpgateDriftFrozen",
 			// min_over_time over the window rather than for:, so that a
 			// Prometheus restart does not start the clock again.
@@ -178,8 +192,8 @@ sum by (webhook) (rate(controller_runtime_webhook_requests_total[10m]))
 			For:         "10m",
 			Severity:    "warning",
 			Summary:     "karpgate turns away {{ $value | humanizePercentage }} of the requests to {{ $labels.webhook }}",
-			Description: "{{ $value | humanizePercentage }} of the requests to {{ $labels.webhook }} got no review back for 10 minutes (429: every --max-concurrent-requests slot busy; 413: a body over --max-request-bytes; 400: unreadable). The API server applies the webhook's failure policy to them.",
-			Runbook:     "karpgate_webhook_rejected_requests_total says which limit; for saturation add replicas or raise --max-concurrent-requests with the CPU limit.",
+			Description: "{{ $value | humanizePercentage }} of the requests to {{ $labels.webhook }} got no review back for 10 minutes (429: every --max-concurrent-requests slot busy, no memory free, or one address over its share; 408: a body that fell behind its pace; 413: a body over --max-request-bytes; 400: unreadable). The API server applies the webhook's failure policy to them.",
+			Runbook:     "karpgate_webhook_rejected_requests_total says which limit; for saturation add replicas or raise --max-concurrent-requests with the CPU limit; for source, timeout, too_large or unreadable find the client, and keep the API server a share with --trusted-source-cidrs or --client-ca-file.",
 		},
 		{
 			Name:        "KarpgateWebhookPanics",

@@ -31,6 +31,9 @@ func TestBuildRefusesUnsafeOptions(t *testing.T) {
 		{"zero timeout", func(o *Options) { o.Mutating.TimeoutSeconds = 0 }, "mutating webhook timeoutSeconds 0"},
 		{"timeout above the API server's limit", func(o *Options) { o.Validating.TimeoutSeconds = 31 }, "accepts 1 to 30"},
 		{"a NetworkPolicy that shuts the API server out", func(o *Options) { o.NetworkPolicy.APIServerCIDRs = nil }, "admits no API server address to the webhook port"},
+		{"trusted sources that trust everyone", func(o *Options) { o.TrustedSourceCIDRs = []string{"10.0.16.0/28", "::/0"} },
+			`trustedSourceCIDRs: "::/0" holds every address, so every caller would be trusted as the API server`},
+		{"a trusted source that is no address", func(o *Options) { o.TrustedSourceCIDRs = []string{"eks-control-plane"} }, `trustedSourceCIDRs: "eks-control-plane" is not a CIDR or an address`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,11 +90,34 @@ func TestOptionsReachTheObjects(t *testing.T) {
 			if got := s.ClusterRoleBinding.Subjects[0].Namespace; got != "platform" {
 				t.Errorf("ClusterRoleBinding subject namespace %q", got)
 			}
+			if got := s.OwnReports.Spec.MatchConditions[0].Expression; got != "request.userInfo.username == 'system:serviceaccount:platform:karpgate'" {
+				t.Errorf("the reports policy matches %s", got)
+			}
 			if got := s.Mutating.Annotations[cmv1.WantInjectAnnotation]; got != "platform/"+ServingCertificateName {
 				t.Errorf("inject-ca-from %q", got)
 			}
 			if got := s.Certificates[1].Spec.DNSNames; !slices.Equal(got, []string{"karpgate.platform.svc"}) {
 				t.Errorf("dnsNames %q", got)
+			}
+		}},
+		{"trusted sources", func(o *Options) { o.TrustedSourceCIDRs = []string{"10.0.16.0/28", "10.0.32.0/28"} }, func(t *testing.T, s *Set) {
+			if args := s.Deployment.Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--trusted-source-cidrs=10.0.16.0/28,10.0.32.0/28") {
+				t.Errorf("args %q", args)
+			}
+			var admitted []string
+			for _, peer := range s.NetworkPolicy.Spec.Ingress[0].From {
+				admitted = append(admitted, peer.IPBlock.CIDR)
+			}
+			if !slices.Equal(admitted, []string{"10.0.16.0/28", "10.0.32.0/28"}) {
+				t.Errorf("the NetworkPolicy admits %q to the webhook port, want exactly the trusted sources", admitted)
+			}
+		}},
+		{"without trusted sources the NetworkPolicy admits its own CIDRs", func(o *Options) { o.NetworkPolicy.APIServerCIDRs = []string{"10.0.0.0/16"} }, func(t *testing.T, s *Set) {
+			if args := s.Deployment.Spec.Template.Spec.Containers[0].Args; slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--trusted-source-cidrs") }) {
+				t.Errorf("args %q trust addresses nobody gave", args)
+			}
+			if from := s.NetworkPolicy.Spec.Ingress[0].From; len(from) != 1 || from[0].IPBlock.CIDR != "10.0.0.0/16" {
+				t.Errorf("the NetworkPolicy admits %v to the webhook port", from)
 			}
 		}},
 		{"without cert-manager", func(o *Options) { o.CertManager = false }, func(t *testing.T, s *Set) {

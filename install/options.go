@@ -63,6 +63,14 @@ type Options struct {
 	Monitoring MonitoringOptions
 	// NetworkPolicy limits who reaches karpgate's ports.
 	NetworkPolicy NetworkPolicyOptions
+	// TrustedSourceCIDRs are the addresses the API server calls the
+	// webhooks from (karpgate serve --trusted-source-cidrs; on EKS the
+	// control plane's network interfaces in the cluster's subnets): their
+	// requests get a share no other caller can take, and only they get
+	// /convert's NodePool lookups. When set, the NetworkPolicy admits
+	// exactly these to the webhook port, in place of
+	// NetworkPolicy.APIServerCIDRs. Empty: no address is trusted.
+	TrustedSourceCIDRs []string
 }
 
 // AuditOptions are karpgate serve's audit of stored objects.

@@ -5,6 +5,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 
+	"github.com/karpgate/karpgate/api/karpgate/v1alpha1"
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/internal/karpenter/installed"
@@ -15,9 +16,11 @@ import (
 // kinds and nodes (conversion looks up NodePools; the controller watches all
 // four), read pods and PodDisruptionBudgets (what stops a node's eviction,
 // for status and /explain), write NodePools for the rollout guard, write the
-// audit's OpenReports ClusterReports, record events, and check the callers
-// of /metrics (MetricsAuthRules). No wildcards and no secrets: the serving
-// certificate is a mounted file.
+// audit's OpenReports ClusterReports (its own only: the
+// ValidatingAdmissionPolicy of ownReportsPolicy narrows what no RBAC rule
+// can), record events, and check the callers of /metrics
+// (MetricsAuthRules). No wildcards and no secrets: the serving certificate
+// is a mounted file.
 func ClusterRules() []rbacv1.PolicyRule {
 	read := []string{"get", "list", "watch"}
 	return append([]rbacv1.PolicyRule{
@@ -28,6 +31,10 @@ func ClusterRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{karpenter.CoreGroup}, Resources: []string{"nodepools"}, Verbs: []string{"patch", "update"}},
 		{APIGroups: []string{orv1.GroupName}, Resources: []string{"clusterreports"}, Verbs: []string{"get", "list", "watch", "create", "update", "delete"}},
 		{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+		// The rollout plans' controller reads every plan and writes their
+		// status; the admission webhook lists them to refuse a NodePool in two.
+		{APIGroups: []string{v1alpha1.Group}, Resources: []string{"rolloutplans"}, Verbs: read},
+		{APIGroups: []string{v1alpha1.Group}, Resources: []string{"rolloutplans/status"}, Verbs: []string{"patch", "update"}},
 		// Karpenter's CRDs say which release the webhooks and the loop judge
 		// by (Unhealthy from v1.15 on), watched so that an upgrade of them
 		// changes the verdicts without a restart. Named: list and watch

@@ -11,11 +11,13 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/karpgate/karpgate/internal/deploy"
+	"github.com/karpgate/karpgate/internal/serving"
 )
 
 // Labels every object carries; SelectorLabels is the subset the Deployment,
@@ -28,10 +30,16 @@ var (
 // Set is one complete install. Issuers and Certificates are set only with
 // Options.CertManager.
 type Set struct {
-	Namespace           *corev1.Namespace
-	ServiceAccount      *corev1.ServiceAccount
-	ClusterRole         *rbacv1.ClusterRole
-	ClusterRoleBinding  *rbacv1.ClusterRoleBinding
+	// CRDs are karpgate's own (the RolloutPlan); Karpenter's are not here.
+	CRDs               []*apiextensionsv1.CustomResourceDefinition
+	Namespace          *corev1.Namespace
+	ServiceAccount     *corev1.ServiceAccount
+	ClusterRole        *rbacv1.ClusterRole
+	ClusterRoleBinding *rbacv1.ClusterRoleBinding
+	// OwnReports keeps karpgate's service account to its own OpenReports
+	// reports, which RBAC alone cannot (see ownReportsPolicy).
+	OwnReports          *admissionregistrationv1.ValidatingAdmissionPolicy
+	OwnReportsBinding   *admissionregistrationv1.ValidatingAdmissionPolicyBinding
 	MetricsReader       *rbacv1.ClusterRole
 	Role                *rbacv1.Role
 	RoleBinding         *rbacv1.RoleBinding
@@ -59,10 +67,13 @@ func Build(opts Options) (*Set, error) {
 		return nil, err
 	}
 	s := &Set{
+		CRDs:                customResourceDefinitions(),
 		Namespace:           namespace(opts),
 		ServiceAccount:      serviceAccount(opts),
 		ClusterRole:         clusterRole(),
 		ClusterRoleBinding:  clusterRoleBinding(opts),
+		OwnReports:          ownReportsPolicy(opts),
+		OwnReportsBinding:   ownReportsPolicyBinding(),
 		MetricsReader:       metricsReader(),
 		Role:                leaderElectionRole(opts),
 		RoleBinding:         leaderElectionRoleBinding(opts),
@@ -93,8 +104,12 @@ func Build(opts Options) (*Set, error) {
 
 // Objects lists the set's objects in the order they can be applied in.
 func (s *Set) Objects() []runtime.Object {
-	objs := []runtime.Object{s.Namespace, s.ServiceAccount, s.ClusterRole, s.ClusterRoleBinding, s.MetricsReader,
-		s.Role, s.RoleBinding, s.ConfigMap}
+	var objs []runtime.Object
+	for _, crd := range s.CRDs {
+		objs = append(objs, crd)
+	}
+	objs = append(objs, s.Namespace, s.ServiceAccount, s.ClusterRole, s.ClusterRoleBinding, s.OwnReports, s.OwnReportsBinding, s.MetricsReader,
+		s.Role, s.RoleBinding, s.ConfigMap)
 	for _, cm := range s.AdmissionPolicyParams {
 		objs = append(objs, cm)
 	}
@@ -141,7 +156,10 @@ func (o Options) validate() error {
 			return fmt.Errorf("install options: %s webhook timeoutSeconds %d: the API server accepts 1 to 30", w.name, w.p.TimeoutSeconds)
 		}
 	}
-	if o.NetworkPolicy.Enabled && len(o.NetworkPolicy.APIServerCIDRs) == 0 {
+	if _, err := serving.ParseTrustedSources(o.TrustedSourceCIDRs); err != nil {
+		return fmt.Errorf("install options: trustedSourceCIDRs: %w", err)
+	}
+	if o.NetworkPolicy.Enabled && len(apiServerCIDRs(o)) == 0 {
 		return fmt.Errorf("install options: the NetworkPolicy admits no API server address to the webhook port, so every webhook call would fail; list the API server's CIDRs (or %q for any)", DefaultAPIServerCIDRs)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -195,6 +196,9 @@ func ServeArgs(opts Options) []string {
 	}
 	if opts.Environment != "" {
 		args = append(args, "--environment="+opts.Environment)
+	}
+	if len(opts.TrustedSourceCIDRs) > 0 {
+		args = append(args, "--trusted-source-cidrs="+strings.Join(opts.TrustedSourceCIDRs, ","))
 	}
 	return args
 }

@@ -162,7 +162,7 @@ func (e *Engine) EvaluateDocument(ctx context.Context, document map[string]any) 
 	for _, n := range e.conftest.namespaces {
 		excepted := map[string]bool{}
 		if n.exceptions != nil {
-			rs, err := sandbox.Eval(ctx, *n.exceptions, input, now, e.limits)
+			rs, err := sandbox.Eval(ctx, e.pool, *n.exceptions, input, now, e.limits)
 			if err != nil {
 				return nil, fmt.Errorf("evaluating data.%s.exception on %s: %w", n.name, objectRef(document), err)
 			}
@@ -174,7 +174,7 @@ func (e *Engine) EvaluateDocument(ctx context.Context, document map[string]any) 
 			if !e.cfg.Enabled(q.rule.ID) {
 				continue
 			}
-			rs, err := sandbox.Eval(ctx, q.query, input, now, e.limits)
+			rs, err := sandbox.Eval(ctx, e.pool, q.query, input, now, e.limits)
 			if err != nil {
 				return nil, fmt.Errorf("evaluating %s on %s: %w", q.rule.ID, objectRef(document), err)
 			}

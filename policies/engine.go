@@ -34,6 +34,10 @@ type Options struct {
 	Now func() time.Time
 	// Limits bound each evaluation; zero fields mean sandbox.DefaultLimits.
 	Limits sandbox.Limits
+	// Pool bounds the evaluations running at once, shared with the other
+	// engines given the same pool; nil means a pool of the engine's own
+	// (sandbox.NewPool(0)).
+	Pool *sandbox.Pool
 	// Karpenter is the Karpenter version objects are judged by; the rules
 	// read its facts as data.karpgate.karpenter. nil means the newest
 	// release karpgate knows, whose CRDs the binary links.
@@ -77,6 +81,7 @@ type Engine struct {
 	groups    []*memo.Group
 	groupRuns *memo.Memo[[]rawViolation]
 	limits    sandbox.Limits
+	pool      *sandbox.Pool
 	// storedRules and crossKinds answer StoredObjectRules and
 	// HasCrossObjectRules, which callers ask once per object, by point and
 	// kind.
@@ -147,7 +152,10 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		karpenter: judged,
 		cfg:       cfg, catalog: set.catalog, byKey: map[string]Rule{}, queries: qs, selected: selected, wholeObjects: wholeObjects, now: opts.Now,
 		budgets: budgets, groups: groups, groupRuns: memo.New[[]rawViolation](budgets), limits: opts.Limits.WithDefaults(),
-		conftest: conftest,
+		pool: opts.Pool, conftest: conftest,
+	}
+	if e.pool == nil {
+		e.pool = sandbox.NewPool(0)
 	}
 	if e.now == nil {
 		e.now = time.Now
@@ -168,6 +176,9 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	return e, nil
 }
+
+// Pool is the pool the engine's evaluations take their slots from.
+func (e *Engine) Pool() *sandbox.Pool { return e.pool }
 
 // Karpenter is the Karpenter version the engine judges objects by.
 func (e *Engine) Karpenter() release.Judged { return e.karpenter }
@@ -268,7 +279,7 @@ type rawViolation struct {
 
 // violations evaluates one prepared query.
 func (e *Engine) violations(ctx context.Context, query rego.PreparedEvalQuery, input ast.Value, now time.Time, ref string) ([]rawViolation, error) {
-	rs, err := sandbox.Eval(ctx, query, input, now, e.limits)
+	rs, err := sandbox.Eval(ctx, e.pool, query, input, now, e.limits)
 	if err != nil {
 		return nil, fmt.Errorf("evaluating %s: %w", ref, err)
 	}

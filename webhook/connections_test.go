@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -54,19 +55,21 @@ func idleClient(ctx context.Context, caPEM []byte, base, src string) (*http.Tran
 // the idle timeout (90 s), and the fresh client and the readiness check
 // waited in the kernel's accept queue behind the rest. Now the listener
 // closes an idle connection to make room for a new one. With a client CA,
-// the API server's own keep-alive connection, opened before the strangers
-// came, also outlives them: it is never closed to make room for them.
+// or with the API server's address trusted, the API server's own
+// keep-alive connection, opened before the strangers came, also outlives
+// them: it is never closed to make room for them.
 func TestIdleConnectionsCannotStarveTheServer(t *testing.T) {
 	for _, tt := range []struct {
-		name     string
-		sources  []string
-		clientCA bool
+		name              string
+		sources           []string
+		clientCA, trusted bool
 	}{
-		{"from one address", []string{"127.0.0.2"}, false},
-		{"from three addresses", []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"}, false},
-		{"from three addresses, with a client CA", []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"}, true},
+		{"from one address", []string{"127.0.0.2"}, false, false},
+		{"from three addresses", []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"}, false, false},
+		{"from three addresses, with a client CA", []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"}, true, false},
+		{"from three addresses, with the API server's address trusted", []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"}, false, true},
 	} {
-		t.Run(tt.name, func(t *testing.T) { parkIdleConnections(t, 300, tt.sources, tt.clientCA) })
+		t.Run(tt.name, func(t *testing.T) { parkIdleConnections(t, 300, tt.sources, tt.clientCA, tt.trusted) })
 	}
 }
 
@@ -76,7 +79,7 @@ func TestIdleConnectionsCannotStarveTheServer(t *testing.T) {
 // TLS handshake and request.
 const beforeIdleTimeout = serving.IdleTimeout
 
-func parkIdleConnections(t *testing.T, parked int, sources []string, clientCA bool) {
+func parkIdleConnections(t *testing.T, parked int, sources []string, clientCA, trusted bool) {
 	dir := t.TempDir()
 	bundle := writeCerts(t, dir)
 	port := loopback.TestPort(t)
@@ -85,14 +88,17 @@ func parkIdleConnections(t *testing.T, parked int, sources []string, clientCA bo
 	if clientCA {
 		opts.ClientCAFile = filepath.Join(dir, localca.CAFile)
 	}
+	if trusted {
+		opts.TrustedSources = serving.TrustedSources{netip.MustParsePrefix("127.0.0.1/32")}
+	}
 	srv, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	base, _ := serveUntilTestEnds(t, srv, port)
 	var apiServer *apiServerClient
-	if clientCA {
-		apiServer = newAPIServerClient(t, bundle, base)
+	if clientCA || trusted {
+		apiServer = newAPIServerClient(t, bundle, base, clientCA)
 	}
 
 	var (
@@ -140,22 +146,26 @@ func parkIdleConnections(t *testing.T, parked int, sources []string, clientCA bo
 	}
 }
 
-// apiServerClient holds one keep-alive connection from 127.0.0.1 with the
-// API server's client certificate.
+// apiServerClient holds one keep-alive connection from 127.0.0.1, with
+// the API server's client certificate when withCert.
 type apiServerClient struct {
 	tr   *http.Transport
 	base string
 	used time.Time // when its last request was answered
 }
 
-func newAPIServerClient(t *testing.T, bundle *localca.Bundle, base string) *apiServerClient {
+func newAPIServerClient(t *testing.T, bundle *localca.Bundle, base string, withCert bool) *apiServerClient {
 	t.Helper()
-	cert, err := bundle.ClientTLS("kube-apiserver")
-	if err != nil {
-		t.Fatal(err)
+	conf := &tls.Config{RootCAs: bundle.CertPool(), ServerName: "127.0.0.1"}
+	if withCert {
+		cert, err := bundle.ClientTLS("kube-apiserver")
+		if err != nil {
+			t.Fatal(err)
+		}
+		conf.Certificates = []tls.Certificate{cert}
 	}
 	c := &apiServerClient{base: base, tr: &http.Transport{
-		TLSClientConfig:     &tls.Config{RootCAs: bundle.CertPool(), ServerName: "127.0.0.1", Certificates: []tls.Certificate{cert}},
+		TLSClientConfig:     conf,
 		MaxIdleConnsPerHost: 1,
 		IdleConnTimeout:     time.Hour,
 	}}

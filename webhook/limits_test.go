@@ -142,7 +142,9 @@ func TestSaturatedServerAnswers429WithRetryAfter(t *testing.T) {
 		<-release
 		echo(w, r)
 	})
-	r := startServer(t, Limits{MaxInFlight: 2, MaxQueueWait: 50 * time.Millisecond},
+	// One client address may hold both slots here: the test is about the
+	// slots, not about an address's share of them (shares_test.go).
+	r := startServer(t, Limits{MaxInFlight: 2, MaxInFlightPerSource: 3, MaxQueueWait: 50 * time.Millisecond},
 		Route{Path: "/slow", Handler: slow}, Route{Path: "/fast", Handler: http.HandlerFunc(echo)})
 
 	var wg sync.WaitGroup

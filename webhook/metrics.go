@@ -17,7 +17,7 @@ import (
 var (
 	rejectedRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "karpgate_webhook_rejected_requests_total",
-		Help: "Requests turned away before their handler ran, by endpoint and reason (saturated, too_large, too_wide, chunked, unauthenticated, timeout, unreadable).",
+		Help: "Requests turned away before their handler ran, by endpoint and reason (saturated, source, too_large, too_wide, chunked, unauthenticated, timeout, unreadable).",
 	}, []string{"endpoint", "reason"})
 	inFlight = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "karpgate_webhook_requests_in_flight",
@@ -25,11 +25,11 @@ var (
 	})
 	reservedBytes = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "karpgate_webhook_reserved_memory_bytes",
-		Help: "Memory reserved by requests in flight (body size times the route's memory factor), out of the budget --memory-limit leaves for requests.",
+		Help: "Memory charged to requests in flight (the body read so far, in doubling chunks, times the route's memory factor, and the per-value charge), out of the budget --memory-limit leaves for requests.",
 	})
 	closedConnections = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "karpgate_webhook_closed_connections_total",
-		Help: "Connections the webhook listener closed to make room or refused, by reason: idle (the connection idle the longest, for a new one), source (a client address at its share of unverified connections, none of them idle), unverified (connections without a verified client certificate at their cap, none idle), full (every connection busy).",
+		Help: "Connections the webhook listener closed to make room or refused, by reason: idle (the connection idle the longest, for a new one), source (a client address at its share of strangers' connections, none of them idle), unverified (strangers' connections, without a verified client certificate or a trusted address, at their cap, none idle), full (every connection busy).",
 	}, []string{"reason"})
 	openConnections = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "karpgate_webhook_open_connections",

@@ -56,7 +56,7 @@ type Route struct {
 	Budget *Budget
 	// RequireClientCert: with Options.ClientCAFile, a request must come
 	// over a connection whose client certificate that CA signed, or it is
-	// refused before it takes a slot. The API server presents one to
+	// refused before it takes anything. The API server presents one to
 	// admission webhooks when its AdmissionConfiguration names a
 	// kubeconfig with a client certificate; it presents none to
 	// conversion webhooks.
@@ -80,9 +80,21 @@ type Options struct {
 	Limits Limits
 	// ClientCAFile, when set, is the PEM bundle of the CA that signs the
 	// API server's client certificate: a client that presents a
-	// certificate must present one it signed, and routes with
-	// RequireClientCert refuse requests without one.
+	// certificate must present one it signed, routes with
+	// RequireClientCert refuse requests without one, and the listener
+	// never closes a verified connection to make room for a stranger's.
 	ClientCAFile string
+	// TrustedSources are the addresses the API server calls from (on EKS,
+	// those of the control plane's network interfaces in the VPC). A
+	// request from one is known, as one with a verified certificate is:
+	// its connections are never closed for strangers', every pool keeps
+	// half its slots and memory that strangers cannot take, strangers are
+	// held to an eighth of the request slots per address, and handlers
+	// can tell (serving.CallerOf; conversion looks NodePools up only for
+	// known callers). nil trusts no address: then the API server's
+	// conversion requests, which carry no certificate, are strangers like
+	// any other.
+	TrustedSources serving.TrustedSources
 	// ShutdownTimeout bounds how long Start waits, once its context ends,
 	// for requests in flight; 0 means a minute. The manager's graceful
 	// shutdown timeout bounds it too.
@@ -101,6 +113,7 @@ type Server struct {
 	certs     *certwatcher.CertWatcher
 	clientCAs *x509.CertPool
 	opts      Options
+	limits    *limiter
 	addr      atomic.Pointer[string]
 	listener  atomic.Pointer[serving.Listener]
 	// serveErr is set once the listener has stopped serving.
@@ -133,7 +146,7 @@ func New(opts Options) (*Server, error) {
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = time.Minute
 	}
-	limits := newLimiter(opts.Limits, opts.Log)
+	limits := newLimiter(opts.Limits, opts.TrustedSources, opts.Log)
 	routes := make([]http.Handler, len(opts.Routes))
 	for i, r := range opts.Routes {
 		rl, err := limits.forRoute(r)
@@ -171,7 +184,7 @@ func New(opts Options) (*Server, error) {
 	for i, r := range opts.Routes {
 		webhooks.Register(r.Path, routes[i])
 	}
-	return &Server{Server: webhooks, certs: certs, clientCAs: clientCAs, opts: opts, started: make(chan struct{})}, nil
+	return &Server{Server: webhooks, certs: certs, clientCAs: clientCAs, opts: opts, limits: limits, started: make(chan struct{})}, nil
 }
 
 // TLSConfig is the server's TLS: 1.2 at least, 1.3 whenever the client
@@ -199,8 +212,9 @@ func (s *Server) Start(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	listener, err := serving.Listen("webhook server", net.JoinHostPort(s.opts.Host, strconv.Itoa(s.opts.Port)), serving.ConnLimits{
-		Max:      s.opts.Limits.MaxConnections,
-		OnClosed: func(reason string) { closedConnections.WithLabelValues(reason).Inc() },
+		Max:            s.opts.Limits.MaxConnections,
+		TrustedSources: s.opts.TrustedSources,
+		OnClosed:       func(reason string) { closedConnections.WithLabelValues(reason).Inc() },
 	}, s.TLSConfig())
 	if err != nil {
 		return err

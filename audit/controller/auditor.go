@@ -3,13 +3,13 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
-	orv1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
 	"golang.org/x/time/rate"
 	"k8s.io/client-go/util/workqueue"
 
@@ -36,6 +36,8 @@ type objectSource interface {
 type reportSource interface {
 	Get(name string) (*StoredReport, bool)
 	Names() []string
+	// OfObject lists the reports scoped to the object with key k.
+	OfObject(k string) []*StoredReport
 }
 
 // auditor is the audit without its informers: it judges objects from a
@@ -51,16 +53,20 @@ type auditor struct {
 	limiter *rate.Limiter
 	queue   workqueue.TypedRateLimitingInterface[string]
 	log     logr.Logger
+	// limits bound each object's reports.
+	limits report.Limits
 
 	mu        sync.Mutex
 	engine    *policies.Engine
 	inventory *audit.Inventory
 	states    map[string]objectState
 	// names maps the reports published to their objects' keys (a long
-	// name's report name is a hash); an entry goes with its object's
-	// report.
+	// name's report name is a hash, and an object may have several); an
+	// entry goes with its report.
 	names map[string]string
-	sweep *sweep
+	// spares are reports desire built ahead, by object key (see spare).
+	spares map[string]spare
+	sweep  *sweep
 	// crossDirty: what the cross-object rules read changed since they
 	// were last judged.
 	crossDirty bool
@@ -74,6 +80,9 @@ type objectState struct {
 	kind     string
 	findings map[ruleAction]int
 	denials  map[string]bool // rule and path of each deny finding
+	// reports the object's results take, and how many results they
+	// leave out (see report.Limits); 0 while reports are off.
+	reports, omitted int
 }
 
 type ruleAction struct{ rule, action string }
@@ -107,6 +116,7 @@ func newAuditor(engines Engines, objects objectSource, evaluationsPerSecond floa
 		log:       log,
 		states:    map[string]objectState{},
 		names:     map[string]string{},
+		spares:    map[string]spare{},
 		completed: make(chan fullAudit, 1),
 	}
 }
@@ -226,6 +236,7 @@ func (a *auditor) requeueCrossObject() {
 // reconcile judges one object and publishes what it found.
 func (a *auditor) reconcile(ctx context.Context, k string) error {
 	defer a.finish(k)
+	a.dropSpare(k)
 	a.mu.Lock()
 	engine, inv := a.engine, a.inventory
 	a.mu.Unlock()
@@ -254,63 +265,15 @@ func (a *auditor) reconcile(ctx context.Context, k string) error {
 		return fmt.Errorf("judging %s: %w", k, err)
 	}
 	w := a.writer.Load()
-	var stored *StoredReport
-	if w != nil {
-		stored, _ = w.reports.Get(report.Name(kind, name))
-	}
-	a.remember(k, v, stored, s)
-	if w != nil {
-		if desired := report.Build(v, engine.Catalog(), stamps(stored), now); stored == nil || stored.Digest.Content != report.Fingerprint(desired) {
-			a.publish(w, desired.Name, k)
-		}
-	}
-	return nil
-}
-
-// publish queues a report's write, remembering its object.
-func (a *auditor) publish(w *writer, name, k string) {
-	a.mu.Lock()
-	a.names[name] = k
-	a.mu.Unlock()
-	w.publish(name)
-}
-
-// desire builds what report name should say now, for the writer: the
-// object's verdict as of now, or nil when the object is gone (or the
-// report is not one of the audit's objects).
-func (a *auditor) desire(ctx context.Context, name string) (*orv1.ClusterReport, error) {
-	a.mu.Lock()
-	k, known := a.names[name]
-	engine, inv := a.engine, a.inventory
-	a.mu.Unlock()
-	s, exists := a.objects.Get(k)
-	if !known || !exists {
-		a.mu.Lock()
-		delete(a.names, name)
-		a.mu.Unlock()
-		return nil, nil
-	}
-	object, err := decode(s)
-	if err != nil {
-		return nil, err
-	}
-	now := a.now()
-	v, err := audit.Judge(ctx, engine, inv.Current(), object, now)
-	if err != nil {
-		return nil, fmt.Errorf("judging %s: %w", k, err)
-	}
-	var stored *StoredReport
-	if w := a.writer.Load(); w != nil {
-		stored, _ = w.reports.Get(name)
-	}
-	return report.Build(v, engine.Catalog(), stamps(stored), now), nil
-}
-
-func stamps(r *StoredReport) report.Stamps {
-	if r == nil {
+	if w == nil {
+		a.remember(k, v, nil, nil, s)
 		return nil
 	}
-	return r.Digest.Stamps
+	stored := w.reports.OfObject(k)
+	desired := report.Build(v, engine.Catalog(), stamps(stored), now, a.limits)
+	a.remember(k, v, &desired, stored, s)
+	a.publishChanged(w, k, desired, stored)
+	return nil
 }
 
 func (a *auditor) forget(k, kind, name string, inv *audit.Inventory) {
@@ -322,13 +285,18 @@ func (a *auditor) forget(k, kind, name string, inv *audit.Inventory) {
 	a.mu.Unlock()
 	if w := a.writer.Load(); w != nil {
 		a.publish(w, report.Name(kind, name), k)
+		for _, r := range w.reports.OfObject(k) {
+			a.publish(w, r.Name, k)
+		}
 	}
 }
 
-// remember keeps the verdict's counts and denials, and sends an Event for
-// each deny finding the object did not have before: as the audit last saw
-// it, or, after a restart, as its stored report says.
-func (a *auditor) remember(k string, v audit.Verdict, stored *StoredReport, s *Stored) {
+// remember keeps the verdict's counts and denials and the size of its
+// reports (built: nil while reports are off), and sends an Event for each
+// deny finding the object did not have before, and when its reports newly
+// split or leave results out: as the audit last saw it, or, after a
+// restart, as its stored reports say.
+func (a *auditor) remember(k string, v audit.Verdict, built *report.Reports, stored []*StoredReport, s *Stored) {
 	st := objectState{kind: v.Kind, findings: map[ruleAction]int{}, denials: map[string]bool{}}
 	for _, f := range v.Findings {
 		st.findings[ruleAction{f.RuleID, string(f.Action)}]++
@@ -339,12 +307,19 @@ func (a *auditor) remember(k string, v audit.Verdict, stored *StoredReport, s *S
 	for _, f := range v.Waived {
 		st.findings[ruleAction{f.RuleID, "waived"}]++
 	}
+	if built != nil {
+		st.reports, st.omitted = len(built.Parts), built.OmittedCount()
+	}
 	a.mu.Lock()
 	before, seen := a.states[k]
 	a.states[k] = st
 	a.mu.Unlock()
-	if !seen && stored != nil {
-		before.denials = stored.Digest.Denials
+	if !seen && len(stored) > 0 {
+		before.denials, before.reports = map[string]bool{}, len(stored)
+		for _, r := range stored {
+			maps.Copy(before.denials, r.Digest.Denials)
+			before.omitted += r.Digest.Omitted
+		}
 	}
 	if a.events == nil {
 		return
@@ -353,6 +328,9 @@ func (a *auditor) remember(k string, v audit.Verdict, stored *StoredReport, s *S
 		if !before.denials[report.DenialKey(f.RuleID, f.Path)] {
 			a.events.denied(s, f)
 		}
+	}
+	if built != nil && (st.omitted > 0 && before.omitted == 0 || st.reports > 1 && before.reports <= 1) {
+		a.events.reportLimited(s, *built, a.limits)
 	}
 }
 

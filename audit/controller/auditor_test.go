@@ -92,6 +92,18 @@ func (r *mapReports) Get(name string) (*StoredReport, bool) {
 	return digested(rep), true
 }
 
+func (r *mapReports) OfObject(k string) []*StoredReport {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*StoredReport
+	for _, rep := range r.m {
+		if rep.Scope != nil && key(rep.Scope.Kind, rep.Scope.Name) == k {
+			out = append(out, digested(rep))
+		}
+	}
+	return out
+}
+
 // swappable is an Engines whose engine a test replaces, as a reload does.
 type swappable struct {
 	mu sync.Mutex

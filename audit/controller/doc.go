@@ -8,13 +8,17 @@
 //
 // What it finds goes where policy tools look:
 //   - one OpenReports ClusterReport per object (package audit/report), when
-//     the openreports.io CRDs are installed: written through a coalescing,
-//     rate-limited writer, only when the report's content changed, so a
-//     full audit after a configuration change writes only the reports it
-//     changed, at a pace the API server sets the bounds of;
+//     the openreports.io CRDs are installed, or more when its results do
+//     not fit one (report.Limits; the parts it no longer needs are
+//     deleted): written through a coalescing, rate-limited writer, only
+//     when a report's content changed, so a full audit after a
+//     configuration change writes only the reports it changed, at a pace
+//     the API server sets the bounds of;
 //   - metrics: karpgate_audit_findings{rule,action}, the objects audited,
-//     when the last full audit finished and how long it took;
-//   - a Warning Event on an object when it newly breaks a deny rule.
+//     when the last full audit finished and how long it took, the objects
+//     whose reports split or leave results out;
+//   - a Warning Event on an object when it newly breaks a deny rule, or
+//     its reports newly split or leave results out.
 //
 // It never writes the audited objects. Its cache holds each object as
 // compact JSON (managedFields dropped), not as decoded maps: ten thousand
@@ -23,6 +27,7 @@
 // share the process, their CPU.
 //
 // Permissions: get, list and watch on the Karpenter kinds; get, list,
-// watch, create, update and delete on clusterreports (openreports.io);
-// create and patch on events.
+// watch, create, update and delete on clusterreports (openreports.io),
+// which the install's ValidatingAdmissionPolicy narrows to the reports
+// labelled as karpgate's; create and patch on events.
 package controller

@@ -101,6 +101,30 @@ func (r informerReports) Get(name string) (*StoredReport, bool) {
 
 func (r informerReports) Names() []string { return r.informer.GetStore().ListKeys() }
 
+func (r informerReports) OfObject(k string) []*StoredReport {
+	objs, err := r.informer.GetIndexer().ByIndex(byObjectIndex, k)
+	if err != nil {
+		return nil
+	}
+	out := make([]*StoredReport, 0, len(objs))
+	for _, obj := range objs {
+		if rep, ok := obj.(*StoredReport); ok {
+			out = append(out, rep)
+		}
+	}
+	return out
+}
+
+// byObjectIndex indexes reports by the key of the object they report on.
+const byObjectIndex = "object"
+
+func indexByObject(obj any) ([]string, error) {
+	if r, ok := obj.(*StoredReport); ok && r.Scope != nil {
+		return []string{key(r.Scope.Kind, r.Scope.Name)}, nil
+	}
+	return nil, nil
+}
+
 // StoredReport is a report as the audit's cache keeps it: its identity and
 // scope, and its digest (see report.Digest).
 type StoredReport struct {

@@ -24,8 +24,14 @@ var (
 		"Writes of ClusterReports, by operation (create, update, delete) and result (ok, error); a report is written only when what it says changed.",
 		[]string{"operation", "result"}, nil)
 	eventsDesc = prometheus.NewDesc("karpgate_audit_events_total",
-		"Events about objects that newly break a deny rule, by result: sent, or dropped past the rate limit (the reports and metrics still list them).",
+		"Events about objects that newly break a deny rule or whose reports newly split or leave results out, by result: sent, or dropped past the rate limit (the reports and metrics still list them).",
 		[]string{"result"}, nil)
+	oversizedDesc = prometheus.NewDesc("karpgate_audit_oversized_objects",
+		"Objects whose results do not fit one ClusterReport (--audit-report-max-bytes), as the last audit of each found them, by kind and outcome: split (over several reports) or truncated (results other than denials left out past --audit-reports-per-object).",
+		[]string{"kind", "outcome"}, nil)
+	omittedDesc = prometheus.NewDesc("karpgate_audit_omitted_results",
+		"Results left out of the ClusterReports (never a denial), as the last audit of each object found them, by kind; the first report of each such object counts them by rule.",
+		[]string{"kind"}, nil)
 )
 
 // collector exports the audit's state at each scrape.
@@ -34,7 +40,7 @@ type collector struct {
 }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{findingsDesc, objectsDesc, lastFullDesc, fullDurationDesc, evaluationsDesc, writesDesc, eventsDesc} {
+	for _, d := range []*prometheus.Desc{findingsDesc, objectsDesc, lastFullDesc, fullDurationDesc, evaluationsDesc, writesDesc, eventsDesc, oversizedDesc, omittedDesc} {
 		ch <- d
 	}
 }
@@ -44,10 +50,20 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	a.mu.Lock()
 	findings := map[ruleAction]int{}
 	kinds := map[string]int{}
+	type kindOutcome struct{ kind, outcome string }
+	oversized := map[kindOutcome]int{}
+	omitted := map[string]int{}
 	for _, st := range a.states {
 		kinds[st.kind]++
 		for k, n := range st.findings {
 			findings[k] += n
+		}
+		if st.reports > 1 {
+			oversized[kindOutcome{st.kind, "split"}]++
+		}
+		if st.omitted > 0 {
+			oversized[kindOutcome{st.kind, "truncated"}]++
+			omitted[st.kind] += st.omitted
 		}
 	}
 	last, counts := a.last, a.counts
@@ -57,6 +73,12 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for kind, n := range kinds {
 		ch <- prometheus.MustNewConstMetric(objectsDesc, prometheus.GaugeValue, float64(n), kind)
+		// Zero series too, so that an alert or a dashboard reads 0, not
+		// nothing, while every report fits.
+		for _, outcome := range []string{"split", "truncated"} {
+			ch <- prometheus.MustNewConstMetric(oversizedDesc, prometheus.GaugeValue, float64(oversized[kindOutcome{kind, outcome}]), kind, outcome)
+		}
+		ch <- prometheus.MustNewConstMetric(omittedDesc, prometheus.GaugeValue, float64(omitted[kind]), kind)
 	}
 	var at float64
 	if !last.at.IsZero() {

@@ -30,6 +30,11 @@ type Options struct {
 	// ReportWritesPerSecond bounds report writes. Default:
 	// DefaultReportWritesPerSecond.
 	ReportWritesPerSecond float64
+	// ReportMaxBytes bounds one ClusterReport as JSON, ReportsPerObject
+	// the reports an object's results other than its denials fill (see
+	// report.Limits). Defaults: report.DefaultMaxBytes and
+	// report.DefaultMaxReports.
+	ReportMaxBytes, ReportsPerObject int
 	// NoEvents turns the Events about new deny findings off;
 	// EventsPerSecond bounds them (ten seconds' worth may come at once).
 	// Default: DefaultEventsPerSecond.

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/karpgate/karpgate/audit/report"
 	"github.com/karpgate/karpgate/internal/promreg"
 )
 
@@ -49,6 +50,7 @@ func Setup(mgr manager.Manager, opts Options) (*Audit, error) {
 	}
 	a := &Audit{opts: opts, mapper: mgr.GetRESTMapper(), dynamic: dyn, client: c}
 	a.core = newAuditor(opts.Engines, nil, opts.EvaluationsPerSecond, opts.Log.WithName("audit"))
+	a.core.limits = report.Limits{MaxBytes: opts.ReportMaxBytes, MaxReports: opts.ReportsPerObject}
 	if !opts.NoEvents {
 		a.core.events = newEventSender(mgr.GetEventRecorder(opts.Name), opts.EventsPerSecond)
 	}
@@ -154,6 +156,10 @@ func (a *Audit) startReports(ctx context.Context, wg *sync.WaitGroup) {
 	inf := factory.ForResource(m.Resource).Informer()
 	if err := inf.SetTransform(DigestReport); err != nil {
 		a.opts.Log.Error(err, "watching ClusterReports")
+		return
+	}
+	if err := inf.AddIndexers(cache.Indexers{byObjectIndex: indexByObject}); err != nil {
+		a.opts.Log.Error(err, "indexing ClusterReports")
 		return
 	}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: a.reportDeleted})

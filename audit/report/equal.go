@@ -26,6 +26,9 @@ type Digest struct {
 	// Denials are the rule and path of each failing result (DenialKey);
 	// nil when none fails.
 	Denials map[string]bool
+	// Omitted is how many results the report says were left out of the
+	// object's reports (its omitted-results entry), 0 for none.
+	Omitted int
 }
 
 // Stamps are results' timestamps (Unix seconds) by what the results say,
@@ -105,13 +108,31 @@ func DigestOf(r *orv1.ClusterReport) Digest {
 			}
 			d.Denials[DenialKey(res.Policy, res.Properties["path"])] = true
 		}
+		if res.Policy == OmittedPolicy && res.Category == OmittedCategory {
+			d.Omitted, _ = strconv.Atoi(res.Properties[OmittedProperty])
+		}
 	}
 	sort.Slice(d.Stamps, func(i, j int) bool { return string(d.Stamps[i].ID[:]) < string(d.Stamps[j].ID[:]) })
 	return d
 }
 
-// DenialKey names a deny finding by its rule and field path.
-func DenialKey(rule, path string) string { return rule + "\x00" + path }
+// DenialKey names a deny finding by its rule and field path, as its
+// result keeps the path (ClipProperty).
+func DenialKey(rule, path string) string { return rule + "\x00" + ClipProperty(path) }
+
+// MergeStamps are the stamps of all an object's reports: a result that
+// moves from one to another keeps its timestamp.
+func MergeStamps(parts ...Stamps) Stamps {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	var out Stamps
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	sort.Slice(out, func(i, j int) bool { return string(out[i].ID[:]) < string(out[j].ID[:]) })
+	return out
+}
 
 // Fingerprint hashes what karpgate writes in a report: its own labels, the
 // owner, scope, source, summary and results (with their timestamps).
@@ -120,6 +141,7 @@ func Fingerprint(r *orv1.ClusterReport) [sha256.Size]byte {
 	h := sha256.New()
 	writeString(h, r.Labels[ManagedByLabel])
 	writeString(h, r.Labels[KindLabel])
+	writeString(h, r.Labels[PartLabel])
 	meta, _ := json.Marshal(struct {
 		O []metav1.OwnerReference
 		S any

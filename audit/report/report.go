@@ -1,11 +1,9 @@
 package report
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"path"
 	"sort"
-	"strings"
+	"strconv"
 	"time"
 
 	orv1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
@@ -26,48 +24,61 @@ const (
 	ManagedByLabel = "app.kubernetes.io/managed-by"
 	ManagedBy      = "karpgate"
 	KindLabel      = "karpgate.io/kind"
+	// PartLabel numbers an object's second and further reports (2, 3, ...).
+	PartLabel = "karpgate.io/report-part"
 )
 
 // Selector selects the reports karpgate writes.
 var Selector = map[string]string{ManagedByLabel: ManagedBy}
 
-// maxNameLength is the longest object name the API server takes.
-const maxNameLength = 253
-
-// Name is the report's name for an object: karpgate-<kind>-<name>, kind in
-// lower case; a name too long for that ends in a hash instead.
-func Name(kind, name string) string {
-	n := "karpgate-" + strings.ToLower(kind) + "-" + name
-	if len(n) <= maxNameLength {
-		return n
-	}
-	sum := sha256.Sum256([]byte(n))
-	suffix := "-" + hex.EncodeToString(sum[:])[:16]
-	return strings.TrimRight(n[:maxNameLength-len(suffix)], "-.") + suffix
+// Reports are what the audit writes about one object: its results in
+// Parts, Parts[0] named Name and Parts[i] PartName(..., i+1), each at
+// most Limits.MaxBytes of JSON.
+type Reports struct {
+	Parts []*orv1.ClusterReport
+	// Omitted are the results left out by policy and result, nil when
+	// every result is listed; the first part's omitted-results entry says
+	// the same.
+	Omitted map[Omission]int
 }
 
-// Build is the report of a verdict. previous holds the timestamps of the
-// object's stored report (nil: none): results that did not change keep
-// theirs. catalog names each rule's category.
-func Build(v audit.Verdict, catalog policies.Catalog, previous Stamps, now time.Time) *orv1.ClusterReport {
-	r := &orv1.ClusterReport{
-		TypeMeta: metav1.TypeMeta{APIVersion: orv1.SchemeGroupVersion.String(), Kind: "ClusterReport"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:   Name(v.Kind, v.Name),
-			Labels: map[string]string{ManagedByLabel: ManagedBy, KindLabel: v.Kind},
-		},
-		Source: Source,
-		Scope:  &corev1.ObjectReference{APIVersion: v.APIVersion, Kind: v.Kind, Name: v.Name, UID: typesUID(v.UID)},
+// Omission is what an omitted result was: its policy and result.
+type Omission struct {
+	Policy string
+	Result orv1.Result
+}
+
+// OmittedCount is how many results were left out.
+func (r Reports) OmittedCount() int {
+	n := 0
+	for _, c := range r.Omitted {
+		n += c
 	}
-	if v.UID != "" {
-		r.OwnerReferences = []metav1.OwnerReference{{APIVersion: v.APIVersion, Kind: v.Kind, Name: v.Name, UID: typesUID(v.UID)}}
+	return n
+}
+
+// Names are the parts' names, in order.
+func (r Reports) Names() []string {
+	out := make([]string, len(r.Parts))
+	for i, p := range r.Parts {
+		out[i] = p.Name
 	}
+	return out
+}
+
+// Build is the reports of a verdict. previous holds the timestamps of the
+// object's stored reports (nil: none): results that did not change keep
+// theirs. catalog names each rule's category. Results that do not fit
+// limits are split over more reports or left out (see package doc).
+func Build(v audit.Verdict, catalog policies.Catalog, previous Stamps, now time.Time, limits Limits) Reports {
+	limits = limits.withDefaults()
 	category := func(id string) string {
 		rule, _ := catalog.Lookup(id)
 		return Category(rule)
 	}
+	var results []orv1.ReportResult
 	for _, f := range v.Findings {
-		r.Results = append(r.Results, findingResult(f, category(f.RuleID)))
+		results = append(results, findingResult(f, category(f.RuleID)))
 	}
 	for _, f := range v.Waived {
 		res := findingResult(f, category(f.RuleID))
@@ -79,17 +90,66 @@ func Build(v audit.Verdict, catalog policies.Catalog, previous Stamps, now time.
 		if f.WaiverSetBy != "" {
 			res.Properties["waiverSetBy"] = f.WaiverSetBy
 		}
-		r.Results = append(r.Results, res)
+		results = append(results, res)
 	}
 	for _, rule := range v.Passed {
-		r.Results = append(r.Results, orv1.ReportResult{
+		results = append(results, orv1.ReportResult{
 			Source: Source, Policy: rule.ID, Category: Category(rule),
 			Result: "pass", Scored: true, Description: rule.Title,
 		})
 	}
-	sort.SliceStable(r.Results, func(i, j int) bool { return order(r.Results[i]) < order(r.Results[j]) })
-	stamp(r.Results, previous, now)
-	r.Summary = summarize(r.Results)
+	for i := range results {
+		clip(&results[i])
+	}
+	sort.SliceStable(results, func(i, j int) bool { return order(results[i]) < order(results[j]) })
+	stamp(results, previous, now)
+
+	parts, omitted := split(results, v, limits)
+	out := Reports{Parts: make([]*orv1.ClusterReport, len(parts))}
+	for i, listed := range parts {
+		r := envelope(v, i+1)
+		r.Results = listed
+		r.Summary = summarize(listed)
+		out.Parts[i] = r
+	}
+	if len(omitted) > 0 {
+		out.Omitted = map[Omission]int{}
+		for _, r := range omitted {
+			out.Omitted[Omission{r.Policy, r.Result}]++
+		}
+		first := out.Parts[0]
+		n := notice(out.Omitted, limits)
+		stamp([]orv1.ReportResult{n}, previous, now)
+		first.Results = append(first.Results, n)
+		// The first report's summary counts what was left out too, so
+		// that the parts' summaries add up to the object's results.
+		omittedSummary := summarize(omitted)
+		first.Summary.Pass += omittedSummary.Pass
+		first.Summary.Fail += omittedSummary.Fail
+		first.Summary.Warn += omittedSummary.Warn
+		first.Summary.Error += omittedSummary.Error
+		first.Summary.Skip += omittedSummary.Skip
+	}
+	return out
+}
+
+// envelope is the part-th report of a verdict, without results.
+func envelope(v audit.Verdict, part int) *orv1.ClusterReport {
+	r := &orv1.ClusterReport{
+		TypeMeta: metav1.TypeMeta{APIVersion: orv1.SchemeGroupVersion.String(), Kind: "ClusterReport"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:   PartName(v.Kind, v.Name, part),
+			Labels: map[string]string{ManagedByLabel: ManagedBy, KindLabel: v.Kind},
+		},
+		Source: Source,
+		Scope:  &corev1.ObjectReference{APIVersion: v.APIVersion, Kind: v.Kind, Name: v.Name, UID: typesUID(v.UID)},
+	}
+	if part > 1 {
+		r.Labels[PartLabel] = strconv.Itoa(part)
+	}
+	if v.UID != "" {
+		r.OwnerReferences = []metav1.OwnerReference{{APIVersion: v.APIVersion, Kind: v.Kind, Name: v.Name, UID: typesUID(v.UID)}}
+	}
 	return r
 }
 
@@ -113,10 +173,45 @@ func findingResult(f policies.Finding, category string) orv1.ReportResult {
 	return res
 }
 
-// order sorts results: what needs a person first, then what passed.
+// order sorts results: what needs a person first, most severe first,
+// then what passed; what is left out when an object's results do not fit
+// comes from the end.
 func order(r orv1.ReportResult) int {
-	return map[orv1.Result]int{"fail": 0, "warn": 1, "skip": 2, "pass": 3}[r.Result]
+	return 10*resultRank(r.Result) + severityRank(r.Severity)
 }
+
+func resultRank(r orv1.Result) int {
+	switch r {
+	case "fail":
+		return 0
+	case "error":
+		return 1
+	case "warn":
+		return 2
+	case "skip":
+		return 3
+	}
+	return 4
+}
+
+func severityRank(s orv1.ResultSeverity) int {
+	switch s {
+	case "critical":
+		return 0
+	case "high":
+		return 1
+	case "medium":
+		return 2
+	case "low":
+		return 3
+	case "info":
+		return 4
+	}
+	return 5
+}
+
+// isDenial: a result that is never left out.
+func isDenial(r orv1.ReportResult) bool { return r.Result == "fail" || r.Result == "error" }
 
 // severity is what the finding does at the point the audit judges at.
 func severity(a config.Action) orv1.ResultSeverity {

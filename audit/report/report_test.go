@@ -3,7 +3,6 @@ package report
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
@@ -46,7 +45,7 @@ func verdict(t *testing.T, karpgateYAML string) (audit.Verdict, policies.Catalog
 
 func TestBuildGolden(t *testing.T) {
 	v, catalog := verdict(t, "rules:\n  KG104: {actions: {admission: audit}}\namis:\n  approvedAliasVersions: {al2023: [v20240807]}\n")
-	r := Build(v, catalog, nil, now)
+	r := Build(v, catalog, nil, now, Limits{}).Parts[0]
 	out, err := yaml.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -66,14 +65,14 @@ func TestBuildGolden(t *testing.T) {
 // changed result gets a new timestamp and the others keep theirs.
 func TestUnchangedResultsKeepTheirTimestamp(t *testing.T) {
 	v, catalog := verdict(t, "")
-	first := Build(v, catalog, nil, now)
+	first := Build(v, catalog, nil, now, Limits{}).Parts[0]
 	stored := roundTrip(t, first)
-	again := Build(v, catalog, DigestOf(stored).Stamps, now.Add(time.Hour))
+	again := Build(v, catalog, DigestOf(stored).Stamps, now.Add(time.Hour), Limits{}).Parts[0]
 	if !Equal(stored, again) {
 		t.Fatalf("the same verdict an hour later differs from the stored report")
 	}
 	changed, catalog := verdict(t, "rules:\n  KG101: {severity: warn}\n")
-	later := Build(changed, catalog, DigestOf(stored).Stamps, now.Add(time.Hour))
+	later := Build(changed, catalog, DigestOf(stored).Stamps, now.Add(time.Hour), Limits{}).Parts[0]
 	if Equal(stored, later) {
 		t.Fatal("a rule switched to warn left the report equal")
 	}
@@ -104,21 +103,10 @@ func roundTrip(t *testing.T, r *orv1.ClusterReport) *orv1.ClusterReport {
 
 func TestMergeKeepsWhatOthersSet(t *testing.T) {
 	v, catalog := verdict(t, "")
-	stored := roundTrip(t, Build(v, catalog, nil, now))
+	stored := roundTrip(t, Build(v, catalog, nil, now, Limits{}).Parts[0])
 	changed, catalog := verdict(t, "rules:\n  KG101: {severity: warn}\n")
-	out := Merge(stored, Build(changed, catalog, DigestOf(stored).Stamps, now))
+	out := Merge(stored, Build(changed, catalog, DigestOf(stored).Stamps, now, Limits{}).Parts[0])
 	if out.Labels["team"] != "kept" || out.ResourceVersion != "42" || out.Summary.Fail != 0 {
 		t.Errorf("merged %+v %+v", out.ObjectMeta, out.Summary)
-	}
-}
-
-func TestName(t *testing.T) {
-	if got := Name("NodePool", "default"); got != "karpgate-nodepool-default" {
-		t.Errorf("Name = %s", got)
-	}
-	long := strings.Repeat("a", 250)
-	n1, n2 := Name("EC2NodeClass", long), Name("EC2NodeClass", long+"b")
-	if len(n1) > 253 || len(n2) > 253 || n1 == n2 || !strings.HasPrefix(n1, "karpgate-ec2nodeclass-aaa") {
-		t.Errorf("long names: %d %q, %d %q", len(n1), n1, len(n2), n2)
 	}
 }

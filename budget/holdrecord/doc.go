@@ -33,8 +33,11 @@
 //     cluster-wide freeze does not count it, and resume removes the record
 //     and no budget.
 //   - A resume (Resumes) ends a hold whatever its since, which no check
-//     compares with another machine's clock; a since, or a resume, dated
-//     more than MaxSkew after karpgate's clock is refused when written.
+//     compares with another machine's clock; only an instant later than
+//     the stored resume counts, so a NodePool exported into Git after an
+//     earlier resume does not lift a later freeze when it is applied
+//     again; a since, or a resume, dated more than MaxSkew after
+//     karpgate's clock is refused when written.
 //
 // What remains possible for someone who may write a NodePool: to hold and
 // lift its drift (as freeze and resume do), to delete it once its freeze is

@@ -3,6 +3,7 @@ package holdrecord
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/karpgate/karpgate/internal/karpenter"
@@ -19,26 +20,63 @@ type Marker struct {
 	// Reason says, for people, why the rollout was held.
 	Reason string `json:"reason"`
 	// By names the holder: ByFreeze when `karpgate freeze` (or the guard's
-	// cluster-wide trip) added the budget; empty for the rollout guard's own
-	// hold, which is how every record written before freezes existed reads.
-	// Another holder adds its own value: what vouches for a hold (Held),
-	// what keeps and what ends it (Resumes) are the same for every holder;
-	// only who lifts it, and whether its NodePool may be deleted, differ.
+	// cluster-wide trip) added the budget; ByRolloutPlan(name) for the wave
+	// hold of a RolloutPlan; empty for the rollout guard's own hold, which
+	// is how every record written before freezes existed reads. What
+	// vouches for a hold (Held), what keeps and what ends it (Resumes) are
+	// the same for every holder; only who lifts it, and whether its
+	// NodePool may be deleted, differ.
 	By string `json:"by,omitempty"`
+	// Under, on a freeze, is the wave hold it was laid over (a By value):
+	// lifting the freeze gives the budget back to that plan instead of
+	// removing it, so that a freeze and `karpgate resume` never release a
+	// NodePool the plan still holds.
+	Under string `json:"under,omitempty"`
 }
 
 // ByFreeze marks a freeze: people lift it (`karpgate resume`), never the
 // loop, whether the rollout guard is on or off.
 const ByFreeze = "freeze"
 
+// rolloutPlanPrefix starts the By of a RolloutPlan's wave hold.
+const rolloutPlanPrefix = "rolloutplan/"
+
+// ByRolloutPlan is the By of the wave hold of the RolloutPlan named plan.
+func ByRolloutPlan(plan string) string { return rolloutPlanPrefix + plan }
+
+// PlanOf returns the RolloutPlan a By value names, "" for any other holder.
+func PlanOf(by string) string {
+	if plan, ok := strings.CutPrefix(by, rolloutPlanPrefix); ok {
+		return plan
+	}
+	return ""
+}
+
 // Frozen reports whether the hold is a freeze rather than the rollout
-// guard's own hold of one NodePool.
+// guard's own hold of one NodePool or a plan's wave hold.
 func (m *Marker) Frozen() bool { return m != nil && m.By == ByFreeze }
 
-// Holder names who holds, for messages: "the rollout guard" or "a freeze".
+// Guarded reports whether the hold is the rollout guard's own, which the
+// loop places and lifts.
+func (m *Marker) Guarded() bool { return m != nil && m.By == "" }
+
+// RolloutPlan names the plan whose wave hold this is, "" for a freeze or
+// the rollout guard's hold.
+func (m *Marker) RolloutPlan() string {
+	if m == nil {
+		return ""
+	}
+	return PlanOf(m.By)
+}
+
+// Holder names who holds, for messages: "the rollout guard", "a freeze"
+// or "rollout plan NAME's wave hold".
 func (m *Marker) Holder() string {
-	if m.Frozen() {
+	switch {
+	case m.Frozen():
 		return "a freeze"
+	case m.RolloutPlan() != "":
+		return "rollout plan " + m.RolloutPlan() + "'s wave hold"
 	}
 	return "the rollout guard"
 }

@@ -18,36 +18,57 @@ const MaxSkew = 5 * time.Minute
 
 // Resumes reports whether a write ends the hold its stored object records:
 // as Lift does in one write, it removes the record
-// (karpgate.io/rollout-guard) and sets karpgate.io/rollout-guard-resumed
-// to an RFC 3339 instant other than the stored one. before and after are
-// the annotations of the stored object and of the write.
+// (karpgate.io/rollout-guard), or replaces it with a hold of another
+// holder (a freeze laid over a plan's hold, a plan's hold handed back), and
+// sets karpgate.io/rollout-guard-resumed to an RFC 3339 instant later than
+// the stored one. before and after are the annotations of the stored
+// object and of the write; now is karpgate's clock.
 //
 // The instant is not compared with the hold's since: the two come from the
 // clocks of different machines (the one that froze and the one that
 // resumes), and a since in the future would otherwise outlast every
-// resume. A GitOps apply of the NodePool's Git version never resumes: Git
-// has neither annotation, and a write that drops the resumed annotation
-// (a replace) sets no instant.
-func Resumes(before, after map[string]string) bool {
-	if _, recorded := after[karpenter.RolloutGuardAnnotation]; recorded {
+// resume. It is compared with the stored instant, so that a GitOps apply
+// of a NodePool exported into Git after an earlier resume, which sets that
+// older instant again, does not end a later freeze; a stored instant more
+// than MaxSkew ahead of now, which no honest clock wrote, binds nothing. A
+// GitOps apply of Git's version without the annotation never resumes: it
+// sets no instant.
+func Resumes(before, after map[string]string, now time.Time) bool {
+	if record, recorded := after[karpenter.RolloutGuardAnnotation]; recorded && record == before[karpenter.RolloutGuardAnnotation] {
 		return false
 	}
 	value, set := after[karpenter.RolloutGuardResumedAnnotation]
 	if !set || value == before[karpenter.RolloutGuardResumedAnnotation] {
 		return false
 	}
-	_, err := time.Parse(time.RFC3339, value)
-	return err == nil
+	at, err := time.Parse(time.RFC3339, value)
+	if err != nil {
+		return false
+	}
+	if last, ok := believableResume(before, now); ok && !at.After(last) {
+		return false
+	}
+	return true
+}
+
+// believableResume is the stored resume instant, unless it lies more than
+// MaxSkew ahead of now.
+func believableResume(annotations map[string]string, now time.Time) (time.Time, bool) {
+	last, ok := ResumedAt(annotations)
+	if !ok || last.After(now.Add(MaxSkew)) {
+		return time.Time{}, false
+	}
+	return last, true
 }
 
 // NextResume is the value of karpgate.io/rollout-guard-resumed a resume
 // sets at now: now in whole seconds, or the second after the stored value
-// when the clock has not left it, because a resume must set a value the
-// stored object does not have (Resumes).
+// when that is not earlier (a clock ahead of this one resumed last),
+// because a resume must set a later value than the stored one (Resumes).
 func NextResume(annotations map[string]string, now time.Time) string {
 	next := now.UTC().Truncate(time.Second)
-	if last, ok := ResumedAt(annotations); ok && next.Equal(last) {
-		next = next.Add(time.Second)
+	if last, ok := believableResume(annotations, now); ok && !next.After(last) {
+		next = last.UTC().Add(time.Second)
 	}
 	return next.Format(time.RFC3339)
 }
@@ -75,9 +96,17 @@ func CheckDates(before, after map[string]string, now time.Time) error {
 	switch {
 	case err != nil:
 		return fmt.Errorf("metadata.annotations[%s]: %q is not an RFC 3339 instant; set it to the current time (date -u +%%Y-%%m-%%dT%%H:%%M:%%SZ), or remove it", karpenter.RolloutGuardResumedAnnotation, value)
-	case at.After(limit):
+	case at.After(limit) && !nextAfterStored(before, at, now):
 		return fmt.Errorf("metadata.annotations[%s]: %s is later than karpgate's clock (%s) by more than the %v it allows for clocks that disagree, and the rollout guard would ignore every NodeClaim launched until then: set it to the current time (date -u +%%Y-%%m-%%dT%%H:%%M:%%SZ), or, if karpgate resume wrote it, correct the clock of the machine that ran it and resume again",
 			karpenter.RolloutGuardResumedAnnotation, at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339), MaxSkew)
 	}
 	return nil
+}
+
+// nextAfterStored reports whether at is the second after a believable
+// stored resume instant: what NextResume sets when the last resume came
+// from a clock up to MaxSkew ahead, which must stay possible.
+func nextAfterStored(before map[string]string, at, now time.Time) bool {
+	last, ok := believableResume(before, now)
+	return ok && at.Equal(last.Add(time.Second))
 }

@@ -35,12 +35,14 @@ func TestResumesEndsAHoldWhateverItsSince(t *testing.T) {
 		{"replace of Git's version (both annotations dropped)", held, map[string]string{}, false},
 		{"server-side apply of Git's version (both kept)", held, held, false},
 		{"a new instant with the record kept", held, map[string]string{recordKey: held[recordKey], resumedKey: "2026-01-05T09:00:00Z"}, false},
-		{"a new instant with a changed record", held, map[string]string{recordKey: record("2026-01-05T08:30:00Z"), resumedKey: "2026-01-05T09:00:00Z"}, false},
+		{"a new instant with the record handed to another holder", held, map[string]string{recordKey: record("2026-01-05T08:30:00Z"), resumedKey: "2026-01-05T09:00:00Z"}, true},
+		{"an older instant than the stored one (Git exported after an earlier resume)", map[string]string{recordKey: held[recordKey], resumedKey: "2026-01-06T00:00:00Z"}, map[string]string{resumedKey: "2026-01-05T09:00:00Z"}, false},
+		{"a stored instant no clock wrote binds nothing", map[string]string{recordKey: held[recordKey], resumedKey: "2099-01-01T00:00:00Z"}, map[string]string{resumedKey: "2026-11-28T08:00:00Z"}, true},
 		{"an instant that does not parse", held, map[string]string{resumedKey: "tomorrow"}, false},
 		{"an empty instant", held, map[string]string{resumedKey: ""}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Resumes(tt.before, tt.after); got != tt.want {
+			if got := Resumes(tt.before, tt.after, time.Date(2026, 11, 28, 8, 0, 0, 0, time.UTC)); got != tt.want {
 				t.Fatalf("Resumes = %v, want %v", got, tt.want)
 			}
 		})
@@ -55,7 +57,8 @@ func TestNextResumeIsAlwaysANewValue(t *testing.T) {
 		{"never resumed", "", "2026-11-28T08:00:00Z"},
 		{"resumed before", "2026-11-28T07:00:00Z", "2026-11-28T08:00:00Z"},
 		{"resumed in this second", "2026-11-28T08:00:00Z", "2026-11-28T08:00:01Z"},
-		{"resumed by a clock ahead of this one", "2026-11-28T08:03:00Z", "2026-11-28T08:00:00Z"},
+		{"resumed by a clock ahead of this one", "2026-11-28T08:03:00Z", "2026-11-28T08:03:01Z"},
+		{"resumed at an instant no clock wrote", "2099-01-01T00:00:00Z", "2026-11-28T08:00:00Z"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			annotations := map[string]string{}
@@ -66,8 +69,11 @@ func TestNextResumeIsAlwaysANewValue(t *testing.T) {
 			if got != tt.want {
 				t.Fatalf("NextResume = %s, want %s", got, tt.want)
 			}
-			if !Resumes(map[string]string{recordKey: record("2026-11-28T07:30:00Z"), resumedKey: tt.stored}, map[string]string{resumedKey: got}) {
+			if !Resumes(map[string]string{recordKey: record("2026-11-28T07:30:00Z"), resumedKey: tt.stored}, map[string]string{resumedKey: got}, now) {
 				t.Fatalf("a write of %s over %q is no resume", got, tt.stored)
+			}
+			if err := CheckDates(map[string]string{resumedKey: tt.stored}, map[string]string{resumedKey: got}, now); err != nil {
+				t.Fatalf("admission refuses the resume NextResume writes: %v", err)
 			}
 		})
 	}
@@ -124,7 +130,7 @@ func FuzzCheckDates(f *testing.F) {
 			after[recordKey] = rec
 		}
 		_ = CheckDates(nil, after, time.Date(2026, 11, 28, 8, 0, 0, 0, time.UTC))
-		if Resumes(before, after) && keepRecord {
+		if Resumes(before, after, time.Date(2026, 11, 28, 8, 0, 0, 0, time.UTC)) && keepRecord {
 			t.Fatalf("a write that keeps the record resumed")
 		}
 	})

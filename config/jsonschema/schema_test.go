@@ -114,6 +114,8 @@ func TestSchemaRefusesWhatKarpgateRefuses(t *testing.T) {
 		{"unwaivable rule", "rules:\n  KG101:\n    waivable: false\n", false, false},
 		{"waiver approvers", "waivers:\n  approvers:\n    users: [alice]\n    groups: [platform]\n", false, false},
 		{"waiver approvers unknown key", "waivers:\n  approvers:\n    teams: [platform]\n", false, false},
+		{"same-write waivers allowed", "waivers:\n  allowSameWrite: true\n", false, false},
+		{"same-write waivers not a boolean", "waivers:\n  allowSameWrite: sometimes\n", false, false},
 		{"karpenter version", "karpenterVersion: v1.15\n", false, false},
 		{"karpenter version with a patch", "karpenterVersion: 1.15.1\n", false, false},
 		{"karpenter version not a version", "karpenterVersion: latest\n", false, false},

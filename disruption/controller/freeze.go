@@ -38,7 +38,7 @@ func (r *reconciler) freezeClusterIfTripped(ctx context.Context, just string, no
 	}
 	held := map[string]bool{just: true}
 	for _, np := range pools.Items {
-		if m, _, ok := holdrecord.Held(np.Annotations, np.Spec.Disruption.Budgets); ok && !m.Frozen() {
+		if m, _, ok := holdrecord.Held(np.Annotations, np.Spec.Disruption.Budgets); ok && m.Guarded() {
 			held[np.Name] = true
 		}
 	}

@@ -82,8 +82,9 @@ func (r *reconciler) runGuard(ctx context.Context, pool state.Pool, st status.No
 		return time.Time{}, nil // an unreadable record: the status says so, people decide
 	}
 	if !r.opts.Guard.Enabled {
-		// A freeze is people's to lift, whether the guard is on or off.
-		if st.Guard.Marker == nil || st.Guard.Marker.Frozen() {
+		// A freeze is people's to lift, whether the guard is on or off,
+		// and a plan's wave hold the plan's.
+		if !st.Guard.Marker.Guarded() {
 			return time.Time{}, nil
 		}
 		outcome, _, err := guard.Release(ctx, r.direct, name, now)

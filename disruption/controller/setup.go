@@ -29,6 +29,7 @@ import (
 // Loop is the disruption loop added to a manager.
 type Loop struct {
 	cluster cluster.Cluster
+	direct  client.Client
 	opts    Options
 	elected <-chan struct{}
 }
@@ -110,8 +111,15 @@ func Setup(mgr manager.Manager, opts Options) (*Loop, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the disruption controller: %w", err)
 	}
-	return &Loop{cluster: cl, opts: opts, elected: mgr.Elected()}, nil
+	return &Loop{cluster: cl, direct: direct, opts: opts, elected: mgr.Elected()}, nil
 }
+
+// Cluster is the loop's cache, which the rollout plans' controller shares
+// (its scheme has the RolloutPlan kind).
+func (l *Loop) Cluster() cluster.Cluster { return l.cluster }
+
+// Direct is the loop's uncached client, which hold writes go through.
+func (l *Loop) Direct() client.Client { return l.direct }
 
 // boundActivePods selects the pods the loop caches.
 var boundActivePods = fields.AndSelectors(

@@ -69,9 +69,10 @@ func request(pool string) reconcile.Request {
 	return reconcile.Request{NamespacedName: types.NamespacedName{Name: pool}}
 }
 
-// changed drops updates that differ only in resourceVersion: after the trims
-// most updates (kubelet heartbeats, lastPodEventTime) look like that.
-func changed[T client.Object]() predicate.TypedPredicate[T] {
+// Changed drops updates that differ only in resourceVersion: after the trims
+// most updates (kubelet heartbeats, lastPodEventTime) look like that. Every
+// watch on the loop's cache uses it (the rollout plans' too).
+func Changed[T client.Object]() predicate.TypedPredicate[T] {
 	return predicate.TypedFuncs[T]{UpdateFunc: func(e event.TypedUpdateEvent[T]) bool {
 		oldObj, newObj := e.ObjectOld.DeepCopyObject().(T), e.ObjectNew.DeepCopyObject().(T)
 		oldObj.SetResourceVersion("")
@@ -84,17 +85,17 @@ func nodePoolSource(cl cluster.Cluster) source.TypedSource[reconcile.Request] {
 	return source.Kind(cl.GetCache(), &state.NodePool{},
 		handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, np *state.NodePool) []reconcile.Request {
 			return []reconcile.Request{request(np.Name)}
-		}), changed[*state.NodePool]())
+		}), Changed[*state.NodePool]())
 }
 
 func nodeClaimSource(cl cluster.Cluster) source.TypedSource[reconcile.Request] {
 	return source.Kind(cl.GetCache(), &state.NodeClaim{},
-		handler.TypedEnqueueRequestsFromMapFunc(byPoolLabel[*state.NodeClaim]), changed[*state.NodeClaim]())
+		handler.TypedEnqueueRequestsFromMapFunc(byPoolLabel[*state.NodeClaim]), Changed[*state.NodeClaim]())
 }
 
 func nodeSource(cl cluster.Cluster) source.TypedSource[reconcile.Request] {
 	return source.Kind(cl.GetCache(), &corev1.Node{},
-		handler.TypedEnqueueRequestsFromMapFunc(byPoolLabel[*corev1.Node]), changed[*corev1.Node]())
+		handler.TypedEnqueueRequestsFromMapFunc(byPoolLabel[*corev1.Node]), Changed[*corev1.Node]())
 }
 
 func byPoolLabel[T client.Object](_ context.Context, o T) []reconcile.Request {
@@ -111,7 +112,7 @@ func podSource(cl cluster.Cluster) source.TypedSource[reconcile.Request] {
 	return source.Kind(cl.GetCache(), &state.Pod{},
 		handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, p *state.Pod) []reconcile.Request {
 			return poolsOfNodes(ctx, reader, p.Spec.NodeName)
-		}), changed[*state.Pod]())
+		}), Changed[*state.Pod]())
 }
 
 // pdbSource wakes the NodePools of the nodes running pods the budget
@@ -133,7 +134,7 @@ func pdbSource(cl cluster.Cluster) source.TypedSource[reconcile.Request] {
 				nodes = append(nodes, p.Spec.NodeName)
 			}
 			return poolsOfNodes(ctx, reader, nodes...)
-		}), changed[*state.PodDisruptionBudget]())
+		}), Changed[*state.PodDisruptionBudget]())
 }
 
 // poolsOfNodes maps node names to reconcile requests for their NodePools.
@@ -176,7 +177,7 @@ func nodeClassSource(cl cluster.Cluster) source.TypedSource[reconcile.Request] {
 				}
 			}
 			return requests(pools)
-		}), changed[*state.EC2NodeClass]())
+		}), Changed[*state.EC2NodeClass]())
 }
 
 // requests turns a set of NodePool names into one request each.

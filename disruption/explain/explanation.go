@@ -102,9 +102,11 @@ type Budget struct {
 	// (now, when only disrupting nodes use the allowance up); set only
 	// when it differs from NextAllowed.
 	NextFree *time.Time `json:"nextFree,omitempty"`
-	// Hold is set when a binding budget is karpgate's own: "freeze" or
-	// "rollout-guard".
-	Hold string `json:"hold,omitempty"`
+	// Hold is set when a binding budget is karpgate's own: "freeze",
+	// "rollout-guard" or HoldWave (a RolloutPlan's wave hold, the plan in
+	// RolloutPlan).
+	Hold        string `json:"hold,omitempty"`
+	RolloutPlan string `json:"rolloutPlan,omitempty"`
 }
 
 // Stop is one thing that keeps the node from being disrupted.
@@ -174,3 +176,6 @@ func (e *Explanation) Candidate(r budget.Reason) bool {
 	}
 	return false
 }
+
+// HoldWave is Budget.Hold for the wave hold of a RolloutPlan.
+const HoldWave = "rollout-wave"

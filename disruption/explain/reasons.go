@@ -187,9 +187,14 @@ func budgetOf(r budget.Reason, in Input, st status.NodePool, now time.Time) Budg
 		b.NextFree = &at
 	}
 	if m := st.Guard.Marker; st.Guard.Held && slices.Contains(b.Allowed.Binding, m.Index) {
-		b.Hold = "rollout-guard"
-		if m.Frozen() {
+		switch {
+		case m.Frozen():
 			b.Hold = holdrecord.ByFreeze
+		case m.RolloutPlan() != "":
+			b.Hold = HoldWave
+			b.RolloutPlan = m.RolloutPlan()
+		default:
+			b.Hold = "rollout-guard"
 		}
 	}
 	return b
@@ -231,6 +236,8 @@ func budgetStop(r budget.Reason, b Budget, e *Explanation) Stop {
 		msg += fmt.Sprintf("; it is karpgate's freeze: `karpgate resume %s` (or --all) lifts it", e.NodePool)
 	case "rollout-guard":
 		msg += fmt.Sprintf("; it is karpgate's rollout guard hold: `karpgate resume %s` lifts it", e.NodePool)
+	case HoldWave:
+		msg += fmt.Sprintf("; it is the wave hold of rollout plan %s: the plan releases NodePool %s when its wave comes (`karpgate rollout status %s` shows where it stands)", b.RolloutPlan, e.NodePool, b.RolloutPlan)
 	}
 	return Stop{Kind: StopBudget, Message: msg, Until: b.NextAllowed, Free: b.NextFree}
 }

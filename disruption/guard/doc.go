@@ -21,9 +21,10 @@
 // the mutating webhook asks Keep on every write and puts the budget and its
 // record back when the write would drop them (a GitOps controller applying
 // the NodePool from Git). Only a hold the stored record vouches for is kept
-// (holdrecord.Held). A resume is a write that removes the record and sets
-// the annotation karpgate.io/rollout-guard-resumed to a new instant, as Lift
-// does in one write (holdrecord.Resumes); the instant is never compared with
-// the hold's since, which another machine's clock wrote. Release reads the
+// (holdrecord.Held). A resume is a write that removes the record (or hands
+// it to another holder) and sets the annotation
+// karpgate.io/rollout-guard-resumed to an instant later than the stored
+// one, as Lift does in one write (holdrecord.Resumes); the instant is never
+// compared with the hold's since, which another machine's clock wrote. Release reads the
 // NodePool back and reports a hold that came back (ErrNotLifted).
 package guard

@@ -23,6 +23,10 @@ const (
 	// AlreadyGone means karpgate's budget had already been removed by someone
 	// else; only the record was removed.
 	AlreadyGone Outcome = "already-gone"
+	// Returned means a freeze laid over a rollout plan's wave hold was
+	// lifted and the budget stays, held by that plan again: the plan
+	// releases it when its wave comes.
+	Returned Outcome = "returned"
 	// NotKarpgates means the record named a budget karpgate never adds; only
 	// the record was removed, and every budget stays.
 	NotKarpgates Outcome = "not-karpgates"
@@ -49,6 +53,48 @@ func Hold(np *unstructured.Unstructured, now time.Time, reason string) (*holdrec
 // as a freeze so that only a person lifts it.
 func Freeze(np *unstructured.Unstructured, now time.Time, reason string) (*holdrecord.Marker, error) {
 	return hold(np, now, reason, holdrecord.ByFreeze)
+}
+
+// HoldForPlan is Hold for a RolloutPlan: the same budget, its record naming
+// the plan (holdrecord.ByRolloutPlan), which only that plan lifts, or a
+// person with `karpgate resume`.
+func HoldForPlan(np *unstructured.Unstructured, now time.Time, reason, plan string) (*holdrecord.Marker, error) {
+	return hold(np, now, reason, holdrecord.ByRolloutPlan(plan))
+}
+
+// freezeOver lays a freeze over the wave hold m of a RolloutPlan: the
+// budget stays where it is and the record becomes a freeze that remembers
+// the plan (Under), so that the plan cannot release the NodePool while the
+// freeze lasts and lifting the freeze hands the budget back to the plan.
+// The record changes in the same write that marks the plan's hold as
+// resumed, which is what tells the mutating webhook (Keep) that the old
+// record may go.
+func freezeOver(np *unstructured.Unstructured, m *holdrecord.Marker, now time.Time, reason string) (*holdrecord.Marker, error) {
+	budgets, _, err := unstructured.NestedSlice(np.Object, budgetsPath...)
+	if err != nil {
+		return nil, fmt.Errorf("NodePool %s: spec.disruption.budgets: %w", np.GetName(), err)
+	}
+	if !m.Present(budgets) {
+		return nil, fmt.Errorf("NodePool %s: the budget of %s is no longer at spec.disruption.budgets[%d]; `karpgate resume %s` clears the record, then freeze it again", np.GetName(), m.Holder(), m.Index, np.GetName())
+	}
+	frozen := &holdrecord.Marker{Budget: m.Budget, Index: m.Index, Since: now.UTC().Truncate(time.Second), Reason: reason, By: holdrecord.ByFreeze, Under: m.By}
+	return frozen, rewrite(np, frozen, now)
+}
+
+// rewrite replaces the NodePool's record with m, as a resume of the old
+// hold and the start of m in one write (see freezeOver). The resume instant
+// must be later than the stored one (holdrecord.Resumes), which the last
+// handover may have set in this same second: a freeze over a plan's hold
+// resumed at once is the case a person meets.
+func rewrite(np *unstructured.Unstructured, m *holdrecord.Marker, now time.Time) error {
+	record, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	resumed := holdrecord.NextResume(np.GetAnnotations(), now)
+	setAnnotation(np, karpenter.RolloutGuardAnnotation, string(record))
+	setAnnotation(np, karpenter.RolloutGuardResumedAnnotation, resumed)
+	return nil
 }
 
 // ErrHeld is returned when karpgate already holds the NodePool.
@@ -98,6 +144,10 @@ func Lift(np *unstructured.Unstructured, now time.Time) (Outcome, *holdrecord.Ma
 	outcome := AlreadyGone
 	_, index, held := holdrecord.Held(annotations, budgets)
 	switch {
+	case held && m.Frozen() && m.Under != "":
+		returned := &holdrecord.Marker{Budget: m.Budget, Index: index, Since: now.UTC().Truncate(time.Second),
+			Reason: "the freeze laid over it was lifted (" + m.Reason + ")", By: m.Under}
+		return Returned, m, rewrite(np, returned, now)
 	case held:
 		outcome = Removed
 		budgets = append(budgets[:index:index], budgets[index+1:]...)

@@ -3,6 +3,7 @@ package guard
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -35,11 +36,12 @@ type Kept struct {
 // record parses, names karpgate's budget, and that budget sits at the
 // recorded index), and only that budget is put back: a record that names
 // another budget, or whose budget is gone, keeps nothing. Only a resume
-// ends a hold (holdrecord.Resumes: the write removes the record and sets
-// karpgate.io/rollout-guard-resumed to a new instant, as Lift does),
+// ends a hold (holdrecord.Resumes: the write removes or replaces the
+// record and sets karpgate.io/rollout-guard-resumed to a later instant, as
+// Lift does),
 // whatever the hold's since says. It returns nil when the write keeps the
 // hold already or there is none to keep.
-func Keep(object, oldObject map[string]any) (*Kept, error) {
+func Keep(object, oldObject map[string]any, now time.Time) (*Kept, error) {
 	before := annotations(oldObject)
 	stored, _, _ := unstructured.NestedSlice(oldObject, budgetsPath...)
 	m, _, held := holdrecord.Held(before, stored)
@@ -47,7 +49,7 @@ func Keep(object, oldObject map[string]any) (*Kept, error) {
 		return nil, nil
 	}
 	after := annotations(object)
-	if holdrecord.Resumes(before, after) {
+	if holdrecord.Resumes(before, after, now) {
 		return nil, nil
 	}
 	var budgets []any

@@ -3,6 +3,7 @@ package guard
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/internal/karpenter"
@@ -54,6 +55,12 @@ func TestKeepHoldsAcrossWritesUntilResumed(t *testing.T) {
 		{"a resume of a hold since 2099", poolJSON(t, held, map[string]string{guardKey: forged}), poolJSON(t, `[{"nodes":"10%"}]`, map[string]string{resumed: "2026-11-28T08:00:00Z"}), "", 0, false},
 		{"a hold since 2099 is kept until resumed", poolJSON(t, held, map[string]string{guardKey: forged}), poolJSON(t, `[{"nodes":"10%"}]`, map[string]string{guardKey: forged}), held, 1, true},
 		{"a new resumed instant that keeps the record is no resume", stored, poolJSON(t, `[{"nodes":"10%"}]`, map[string]string{guardKey: freeze, resumed: "2026-01-05T09:00:00Z"}), held, 1, true},
+		{"an older resumed instant (Git exported after an earlier resume) is no resume",
+			poolJSON(t, held, map[string]string{guardKey: freeze, resumed: "2026-01-06T00:00:00Z"}), poolJSON(t, `[{"nodes":"10%"}]`, map[string]string{resumed: "2026-01-04T00:00:00Z"}), held, 1, true},
+		{"a stored instant no clock wrote binds no resume",
+			poolJSON(t, held, map[string]string{guardKey: freeze, resumed: "2099-01-01T00:00:00Z"}), poolJSON(t, `[{"nodes":"10%"}]`, map[string]string{resumed: "2026-11-28T08:00:00Z"}), "", 0, false},
+		{"the record handed to another holder with a later instant",
+			stored, poolJSON(t, held, map[string]string{guardKey: `{"budget":{"nodes":"0","reasons":["Drifted"]},"index":1,"since":"2026-01-05T09:00:00Z","reason":"wave 2","by":"rolloutplan/fleet"}`, resumed: "2026-01-05T09:00:00Z"}), "", 0, false},
 		{"an unreadable record is not kept", poolJSON(t, held, map[string]string{guardKey: "{"}), poolJSON(t, `[{"nodes":"10%"}]`, nil), "", 0, false},
 		{"a record of another budget is not kept", poolJSON(t, `[{"nodes":"10%"},{"nodes":"0"}]`, map[string]string{guardKey: allReasons}), poolJSON(t, `[{"nodes":"10%"}]`, nil), "", 0, false},
 		{"a record whose budget is gone is not kept", poolJSON(t, `[{"nodes":"10%"}]`, map[string]string{guardKey: freeze}), poolJSON(t, `[{"nodes":"10%"}]`, nil), "", 0, false},
@@ -61,7 +68,7 @@ func TestKeepHoldsAcrossWritesUntilResumed(t *testing.T) {
 		{"no budgets at all", stored, poolJSON(t, `null`, map[string]string{guardKey: freeze}), `[{"nodes":"0","reasons":["Drifted"]}]`, 0, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			k, err := Keep(tt.write, tt.old)
+			k, err := Keep(tt.write, tt.old, time.Date(2026, 11, 28, 8, 0, 0, 0, time.UTC))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,5 +90,35 @@ func TestKeepHoldsAcrossWritesUntilResumed(t *testing.T) {
 				t.Errorf("record %s: %+v %v", k.Record, m, err)
 			}
 		})
+	}
+}
+
+// TestHandoversInOneSecondAreResumes: a plan's hold, a freeze laid over it
+// and the freeze lifted, all in the same second (a person who freezes by
+// mistake and resumes at once), are each a resume the mutating webhook lets
+// through: every handover sets a resume instant later than the stored one.
+func TestHandoversInOneSecondAreResumes(t *testing.T) {
+	now := time.Date(2026, 11, 28, 8, 0, 0, 0, time.UTC)
+	np := nodePool(t, `[{"nodes":"10%"}]`, nil)
+	if _, err := HoldForPlan(np, now, "wave 2 waits", "fleet"); err != nil {
+		t.Fatal(err)
+	}
+	planHeld := np.DeepCopy()
+	m, _ := holdrecord.ReadMarker(np.GetAnnotations())
+	if _, err := freezeOver(np, m, now, "INC-7"); err != nil {
+		t.Fatal(err)
+	}
+	if k, err := Keep(np.Object, planHeld.Object, now); err != nil || k != nil {
+		t.Fatalf("freeze over the plan's hold: kept %+v (%v), want the handover to pass", k, err)
+	}
+	frozen := np.DeepCopy()
+	if outcome, _, err := Lift(np, now); err != nil || outcome != Returned {
+		t.Fatalf("lift: %s, %v; want %s", outcome, err, Returned)
+	}
+	if k, err := Keep(np.Object, frozen.Object, now); err != nil || k != nil {
+		t.Fatalf("the freeze handed back to the plan: kept %+v (%v), want the handover to pass", k, err)
+	}
+	if m, _ := holdrecord.ReadMarker(np.GetAnnotations()); m == nil || m.RolloutPlan() != "fleet" {
+		t.Errorf("after lift the record is %+v, want the plan's hold", m)
 	}
 }

@@ -19,15 +19,70 @@ import (
 // c (never from a cache: the patch must start from the newest version).
 // It returns the marker, or nil when karpgate already held the NodePool.
 func Engage(ctx context.Context, c client.Client, name string, now time.Time, reason string) (*holdrecord.Marker, error) {
-	added, _, err := apply(ctx, c, name, func(np *unstructured.Unstructured) (*holdrecord.Marker, error) { return Hold(np, now, reason) })
+	added, _, err := apply(ctx, c, name, onlyUnheld(func(np *unstructured.Unstructured) (*holdrecord.Marker, error) { return Hold(np, now, reason) }))
 	return added, err
 }
 
+// EngageForPlan places the wave hold of RolloutPlan plan on the NodePool,
+// live as Engage does. It returns the new marker, or the hold already there
+// (of whatever holder: a freeze or the guard holds it just as well).
+func EngageForPlan(ctx context.Context, c client.Client, name string, now time.Time, reason, plan string) (added, existing *holdrecord.Marker, err error) {
+	return apply(ctx, c, name, onlyUnheld(func(np *unstructured.Unstructured) (*holdrecord.Marker, error) {
+		return HoldForPlan(np, now, reason, plan)
+	}))
+}
+
 // FreezeNodePool adds a freeze to the NodePool, live as Engage does. It
-// returns the new marker, or the one already there (and nil) when karpgate
-// already held the NodePool.
+// returns the new marker, or the one already there (and nil) when a freeze
+// already holds the NodePool. Another holder's hold becomes the freeze
+// (see freezeOver), which is then both added and the hold it replaced: a
+// RolloutPlan's wave hold, handed back to the plan when the freeze is
+// lifted, and the rollout guard's, which the guard would otherwise lift by
+// itself (when it is turned off) while people meant drift to stay frozen.
 func FreezeNodePool(ctx context.Context, c client.Client, name string, now time.Time, reason string) (added, existing *holdrecord.Marker, err error) {
-	return apply(ctx, c, name, func(np *unstructured.Unstructured) (*holdrecord.Marker, error) { return Freeze(np, now, reason) })
+	return apply(ctx, c, name, func(np *unstructured.Unstructured, held *holdrecord.Marker) (*holdrecord.Marker, error) {
+		switch {
+		case held == nil:
+			return Freeze(np, now, reason)
+		case !held.Frozen():
+			return freezeOver(np, held, now, reason)
+		}
+		return nil, nil
+	})
+}
+
+// ReleaseForPlan lifts the NodePool's hold if it is RolloutPlan plan's own
+// wave hold, and leaves any other hold (a freeze, the guard's, another
+// plan's) in place: NotHeld then.
+func ReleaseForPlan(ctx context.Context, c client.Client, name string, now time.Time, plan string) (Outcome, error) {
+	var outcome Outcome
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		live, err := getNodePool(ctx, c, name)
+		if err != nil {
+			return err
+		}
+		m, err := holdrecord.ReadMarker(live.GetAnnotations())
+		if err != nil || m == nil || m.RolloutPlan() != plan {
+			outcome = NotHeld
+			return nil //nolint:nilerr // an unreadable record is not the plan's to lift
+		}
+		changed := live.DeepCopy()
+		if outcome, _, err = Lift(changed, now); err != nil {
+			return err
+		}
+		return c.Patch(ctx, changed, client.MergeFromWithOptions(live, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldManager))
+	})
+	return outcome, err
+}
+
+// onlyUnheld adapts a hold that goes only where nothing holds yet.
+func onlyUnheld(add func(*unstructured.Unstructured) (*holdrecord.Marker, error)) func(*unstructured.Unstructured, *holdrecord.Marker) (*holdrecord.Marker, error) {
+	return func(np *unstructured.Unstructured, held *holdrecord.Marker) (*holdrecord.Marker, error) {
+		if held != nil {
+			return nil, nil
+		}
+		return add(np)
+	}
 }
 
 // FieldManager is the field manager of every hold and release karpgate
@@ -36,8 +91,9 @@ func FreezeNodePool(ctx context.Context, c client.Client, name string, now time.
 // when run as a kubectl plugin), and GitOps settings name it.
 const FieldManager = "karpgate"
 
-// apply adds a hold with add unless karpgate already holds the NodePool.
-func apply(ctx context.Context, c client.Client, name string, add func(*unstructured.Unstructured) (*holdrecord.Marker, error)) (added, existing *holdrecord.Marker, err error) {
+// apply adds a hold with add, which is given the hold already there (nil
+// when there is none) and returns nil to leave the NodePool as it is.
+func apply(ctx context.Context, c client.Client, name string, add func(np *unstructured.Unstructured, held *holdrecord.Marker) (*holdrecord.Marker, error)) (added, existing *holdrecord.Marker, err error) {
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		added, existing = nil, nil
 		live, err := getNodePool(ctx, c, name)
@@ -45,13 +101,14 @@ func apply(ctx context.Context, c client.Client, name string, add func(*unstruct
 			return err
 		}
 		budgets, _, _ := unstructured.NestedSlice(live.Object, budgetsPath...)
-		if m, _, held := holdrecord.Held(live.GetAnnotations(), budgets); held {
-			existing = m
-			return nil // already held; a record that vouches for nothing is replaced by add
+		var held *holdrecord.Marker
+		if m, _, ok := holdrecord.Held(live.GetAnnotations(), budgets); ok {
+			held = m // a record that vouches for nothing is no hold: add replaces it
 		}
+		existing = held
 		changed := live.DeepCopy()
-		m, err := add(changed)
-		if err != nil {
+		m, err := add(changed, held)
+		if err != nil || m == nil {
 			return err
 		}
 		if err := c.Patch(ctx, changed, client.MergeFromWithOptions(live, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldManager)); err != nil {

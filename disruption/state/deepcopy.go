@@ -27,6 +27,9 @@ func (p *NodePool) DeepCopyInto(out *NodePool) {
 			out.Spec.Disruption.Budgets[i] = runtime.DeepCopyJSONValue(b)
 		}
 	}
+	if p.Status.Conditions != nil {
+		out.Status.Conditions = append([]Condition(nil), p.Status.Conditions...)
+	}
 }
 
 // DeepCopy returns a copy of p.

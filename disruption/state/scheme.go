@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
+	"github.com/karpgate/karpgate/api/karpgate/v1alpha1"
 	"github.com/karpgate/karpgate/internal/karpenter"
 )
 
@@ -48,7 +49,7 @@ func AddPodViewsToScheme(s *runtime.Scheme) error {
 
 // NewScheme returns the scheme of the loop and of the commands that read
 // what it reads: the Karpenter views, the Pod and PodDisruptionBudget views,
-// and core/v1 Nodes. It holds no other core type, so nothing decodes a Pod
+// core/v1 Nodes and karpgate's own RolloutPlan. It holds no other core type, so nothing decodes a Pod
 // into corev1.Pod by mistake.
 func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
@@ -56,6 +57,8 @@ func NewScheme() *runtime.Scheme {
 	metav1.AddToGroupVersion(s, KubeV1)
 	_ = AddToScheme(s)
 	_ = AddPodViewsToScheme(s)
+	// karpgate's own kinds (the RolloutPlan), whole: they are few and small.
+	_ = v1alpha1.AddToScheme(s)
 	return s
 }
 

@@ -57,8 +57,8 @@ func TestDecodedAndTrimmedViewsKeepWhatTheLoopReads(t *testing.T) {
 			for _, c := range nc.Status.Conditions {
 				kept = append(kept, c.Type+"="+c.Status)
 			}
-			if !reflect.DeepEqual(kept, []string{"Initialized=True", "Drifted=True", "Consolidatable=False"}) || nc.Condition("Drifted").Reason != "AMIDrift" {
-				t.Errorf("conditions = %+v, want Initialized, Drifted and Consolidatable", nc.Status.Conditions)
+			if !reflect.DeepEqual(kept, []string{"Launched=True", "Registered=True", "Initialized=True", "Drifted=True", "Consolidatable=False"}) || nc.Condition("Drifted").Reason != "AMIDrift" {
+				t.Errorf("conditions = %+v, want Launched, Registered, Initialized, Drifted and Consolidatable (a rollout plan's gates read the first two)", nc.Status.Conditions)
 			}
 			if nc.Spec.ExpireAfter != "720h" || nc.Status.NodeName == "" {
 				t.Errorf("expireAfter %q, nodeName %q", nc.Spec.ExpireAfter, nc.Status.NodeName)

@@ -18,7 +18,9 @@ import (
 func Trim(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *NodePool:
-		trimMeta(&o.ObjectMeta, isKarpgateKey, nil)
+		// Labels stay: rollout plans select NodePools by them.
+		trimMeta(&o.ObjectMeta, isKarpgateKey, keepEvery)
+		o.Status.Conditions = keepNodePoolConditions(o.Status.Conditions)
 	case *NodeClaim:
 		trimMeta(&o.ObjectMeta, isDoNotDisrupt, isNodeClaimLabel)
 		o.Status.Conditions = keepConditions(o.Status.Conditions)
@@ -96,12 +98,27 @@ func keepConditions(in []Condition) []Condition {
 	for _, c := range in {
 		switch c.Type {
 		case karpenter.ConditionDrifted, karpenter.ConditionInstanceTerminating,
-			karpenter.ConditionInitialized, karpenter.ConditionConsolidatable, karpenter.ConditionRebooting:
+			karpenter.ConditionInitialized, karpenter.ConditionConsolidatable, karpenter.ConditionRebooting,
+			karpenter.ConditionLaunched, karpenter.ConditionRegistered:
 			out = append(out, c)
 		}
 	}
 	return out
 }
+
+// keepNodePoolConditions keeps NodeRegistrationHealthy, which a rollout
+// plan's NodeClaimsLaunched gate reads.
+func keepNodePoolConditions(in []Condition) []Condition {
+	var out []Condition
+	for _, c := range in {
+		if c.Type == karpenter.ConditionNodeRegistrationHealthy {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func keepEvery(string) bool { return true }
 
 func trimNode(n *corev1.Node) {
 	trimMeta(&n.ObjectMeta, isNodeAnnotation, isNodeLabel)

@@ -10,7 +10,14 @@ import (
 type NodePool struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              NodePoolSpec `json:"spec"`
+	Spec              NodePoolSpec   `json:"spec"`
+	Status            NodePoolStatus `json:"status,omitempty"`
+}
+
+// NodePoolStatus keeps the one condition a rollout plan reads: whether
+// Karpenter saw the pool's NodeClaims fail to launch or register.
+type NodePoolStatus struct {
+	Conditions []Condition `json:"conditions,omitempty"`
 }
 
 // NodePoolSpec keeps the budgets, the consolidation settings and the node

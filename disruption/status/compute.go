@@ -154,6 +154,7 @@ func (out *NodePool) readGuard(np *state.NodePool) {
 	}
 	out.Guard.Held = true
 	out.Guard.Frozen = m.Frozen()
+	out.Guard.RolloutPlan = m.RolloutPlan()
 	for i := range out.Budgets {
 		if out.Budgets[i].Index == m.Index {
 			out.Budgets[i].Guard = true

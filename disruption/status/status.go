@@ -91,9 +91,12 @@ type Guard struct {
 	Held bool `json:"held"`
 	// Frozen: the hold is a freeze (`karpgate freeze`, or the guard's
 	// cluster-wide trip), which only `karpgate resume` lifts.
-	Frozen    bool               `json:"frozen,omitempty"`
-	Marker    *holdrecord.Marker `json:"marker,omitempty"`
-	ResumedAt *time.Time         `json:"resumedAt,omitempty"`
+	Frozen bool `json:"frozen,omitempty"`
+	// RolloutPlan names the RolloutPlan whose wave hold this is; the plan
+	// lifts it when its wave comes.
+	RolloutPlan string             `json:"rolloutPlan,omitempty"`
+	Marker      *holdrecord.Marker `json:"marker,omitempty"`
+	ResumedAt   *time.Time         `json:"resumedAt,omitempty"`
 	// Problem: a record that cannot be read, or whose budget is gone.
 	Problem string `json:"problem,omitempty"`
 }

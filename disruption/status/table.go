@@ -115,6 +115,9 @@ func notesFor(p NodePool) []string {
 	case p.Guard.Frozen:
 		notes = append(notes, fmt.Sprintf("%s: drift is frozen since %s (spec.disruption.budgets[%d]): %s; `karpgate resume %s` or `karpgate resume --all` lifts it",
 			p.Name, p.Guard.Marker.Since.UTC().Format(time.RFC3339), p.Guard.Marker.Index, p.Guard.Marker.Reason, p.Name))
+	case p.Guard.RolloutPlan != "":
+		notes = append(notes, fmt.Sprintf("%s: wave hold of rollout plan %s since %s (spec.disruption.budgets[%d]): %s; the plan releases it when its wave comes (`karpgate rollout status %s`)",
+			p.Name, p.Guard.RolloutPlan, p.Guard.Marker.Since.UTC().Format(time.RFC3339), p.Guard.Marker.Index, p.Guard.Marker.Reason, p.Guard.RolloutPlan))
 	case p.Guard.Held:
 		notes = append(notes, fmt.Sprintf("%s: the rollout guard holds drift since %s (spec.disruption.budgets[%d]): %s; `karpgate resume %s` lifts it",
 			p.Name, p.Guard.Marker.Since.UTC().Format(time.RFC3339), p.Guard.Marker.Index, p.Guard.Marker.Reason, p.Name))

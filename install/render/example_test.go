@@ -23,6 +23,7 @@ func ExampleKustomize() {
 	// base/clusterrole.yaml
 	// base/clusterrolebinding.yaml
 	// base/configmap.yaml
+	// base/customresourcedefinition.yaml
 	// base/deployment.yaml
 	// base/kustomization.yaml
 	// base/mutatingwebhookconfiguration.yaml

@@ -63,8 +63,14 @@ func chartHoles() []hole {
 		// so karpgate answers before the API server gives up.
 		{kind: "Deployment", path: at(container, "args", "--request-timeout="),
 			inline: `"--request-timeout={{ mul (min (int .Values.webhooks.validating.timeoutSeconds) (int .Values.webhooks.mutating.timeoutSeconds)) 800 }}ms"`},
+		// The API server's trusted addresses, when given, are what may
+		// reach the webhook port (install.apiServerCIDRs).
 		{kind: "NetworkPolicy", path: []string{"spec", "ingress", "0", "from"},
-			block: `{{- range .Values.networkPolicy.apiServerCIDRs }}{{ printf "- ipBlock:\n    cidr: %%q" . | nindent %d }}{{- end }}`},
+			block: `{{- range (.Values.trustedSourceCIDRs | default .Values.networkPolicy.apiServerCIDRs) }}{{ printf "- ipBlock:\n    cidr: %%q" . | nindent %d }}{{- end }}`},
+		{kind: "Deployment", path: at(container, "args"),
+			add: `{{- with .Values.trustedSourceCIDRs }}
+- {{ printf "--trusted-source-cidrs=%s" (join "," .) | quote }}
+{{- end }}`},
 		{kind: "ConfigMap", name: deploy.ConfigMapName, path: []string{"data", deploy.ConfigKey}, blockHeader: " |", block: "{{- .Values.config | nindent %d }}"},
 	}
 	caBundle := `{{- if not .Values.certManager.enabled }}

@@ -35,6 +35,8 @@ type Values struct {
 	Config          string                    `json:"config"`
 	Monitoring      install.MonitoringOptions `json:"monitoring"`
 	NetworkPolicy   NetworkPolicyValues       `json:"networkPolicy"`
+	// TrustedSourceCIDRs is install.Options.TrustedSourceCIDRs.
+	TrustedSourceCIDRs []string `json:"trustedSourceCIDRs"`
 }
 
 // ImageValues name the karpgate image.
@@ -101,6 +103,8 @@ func valuesFrom(opts install.Options) (Values, error) {
 			Enabled:        opts.NetworkPolicy.Enabled,
 			APIServerCIDRs: opts.NetworkPolicy.APIServerCIDRs,
 		},
+		// Never null in values.yaml: the schema types it as a list.
+		TrustedSourceCIDRs: append([]string{}, opts.TrustedSourceCIDRs...),
 	}, nil
 }
 
@@ -179,10 +183,12 @@ func valueDocs() map[string]valueDoc {
 		"monitoring.dashboard.labels":  labels("ConfigMap; grafana_dashboard is what Grafana's dashboard sidecar looks for"),
 		"networkPolicy":                {comment: "A NetworkPolicy for karpgate's pods: the API server on the webhook port, any pod\non the metrics port (every request there is authenticated and authorized, and\nneeds the ClusterRole " + deploy.MetricsReaderClusterRole + "), the kubelet on the probe port."},
 		"networkPolicy.enabled":        {comment: "Render the NetworkPolicy."},
-		"networkPolicy.apiServerCIDRs": {"Addresses that may reach the webhook port: only the API server calls it. The\ndefault admits any address because the chart cannot know the API server's;\nnarrow it to your control plane's (EKS: the VPC subnets of the control plane's\nnetwork interfaces; kubeadm: the control-plane nodes).",
+		"networkPolicy.apiServerCIDRs": {"Addresses that may reach the webhook port when trustedSourceCIDRs is empty: only\nthe API server calls it. The default admits any address because the chart cannot\nknow the API server's; narrow it to your control plane's (EKS: the subnets of the\ncontrol plane's network interfaces; kubeadm: the control-plane nodes).",
 			// An empty list would leave the rule without peers, which a
 			// NetworkPolicy reads as every address: refuse it instead.
 			func(s *Schema) { s.MinItems = intp(1); s.Items.MinLength = intp(1) }},
+		"trustedSourceCIDRs": {"The addresses the API server calls the webhooks from, as CIDRs or single addresses\n(karpgate serve --trusted-source-cidrs). Their requests get a share of karpgate's\nconnections, request slots and memory no other caller can take, and only they get\n/convert's NodePool lookups; the NetworkPolicy then admits exactly these to the\nwebhook port. Every address listed is taken for the API server: on EKS, the CIDRs\nof the subnets that hold the control plane's network interfaces (description\n\"Amazon EKS <cluster>\"), when nothing else lives there. Empty: no address is trusted.",
+			func(s *Schema) { s.Items.MinLength = intp(1) }},
 	}
 }
 

@@ -27,21 +27,26 @@ const (
 	LastGoodConfigMapName = "karpgate-last-good-policy"
 	// RestoreMountDir is a writable folder (an emptyDir) the last good
 	// files are restored into.
-	RestoreMountDir       = "/var/run/karpgate"
-	CertSecretName        = "karpgate-tls"
-	CertMountDir          = "/etc/karpgate/certs" // tls.crt, tls.key
-	WebhookPort           = 9443
-	ServicePort           = 443
-	HealthPort            = 8081 // /healthz, /readyz over plain HTTP
-	MetricsPort           = 8080 // /metrics, /status; see MetricsScheme
-	ValidatePath          = "/validate"
-	MutatePath            = "/mutate"
-	ConvertPath           = "/convert"
-	StatusPath            = "/status"
-	ExplainPath           = "/explain"            // served beside /status
-	LeaderElectionID      = "karpgate-controller" // Lease name, in the pod's namespace
-	ValidatingWebhookName = "validate.karpgate.io"
-	MutatingWebhookName   = "mutate.karpgate.io"
+	RestoreMountDir = "/var/run/karpgate"
+	CertSecretName  = "karpgate-tls"
+	CertMountDir    = "/etc/karpgate/certs" // tls.crt, tls.key
+	WebhookPort     = 9443
+	ServicePort     = 443
+	HealthPort      = 8081 // /healthz, /readyz over plain HTTP
+	MetricsPort     = 8080 // /metrics, /status; see MetricsScheme
+	ValidatePath    = "/validate"
+	MutatePath      = "/mutate"
+	ConvertPath     = "/convert"
+	// ValidateRolloutPlansPath judges RolloutPlan writes and NodePool
+	// label changes: a NodePool may be in one rollout plan only.
+	ValidateRolloutPlansPath = "/validate-rolloutplans"
+	StatusPath               = "/status"
+	ExplainPath              = "/explain"            // served beside /status
+	LeaderElectionID         = "karpgate-controller" // Lease name, in the pod's namespace
+	ValidatingWebhookName    = "validate.karpgate.io"
+	MutatingWebhookName      = "mutate.karpgate.io"
+	// RolloutPlansWebhookName is the validating webhook of RolloutPlans.
+	RolloutPlansWebhookName = "rolloutplans.karpgate.io"
 	// WebhookConfigurationName names both webhook configurations.
 	WebhookConfigurationName = "karpgate"
 	// AdmissionPolicyName names the ValidatingAdmissionPolicy of the rules'

@@ -29,6 +29,19 @@ const (
 	// reason's budget, and towards the NodePool's nodes though its
 	// karpenter.sh/initialized label is reset.
 	ConditionRebooting = "Rebooting"
+	// ConditionLaunched and ConditionRegistered on a NodeClaim follow its
+	// instance's launch and its node's joining the cluster. Karpenter leaves
+	// Launched Unknown with its launch error's reason while it retries, and
+	// deletes a NodeClaim that neither launches nor registers in time.
+	ConditionLaunched   = "Launched"
+	ConditionRegistered = "Registered"
+	// ConditionAwaitingReconciliation is the reason of a condition nothing
+	// has acted on yet (operatorpkg's initial Unknown).
+	ConditionAwaitingReconciliation = "AwaitingReconciliation"
+	// ConditionNodeRegistrationHealthy on a NodePool (Karpenter v1.12 and
+	// later) goes False when a NodeClaim of the pool failed to launch or
+	// register before Karpenter's timeout.
+	ConditionNodeRegistrationHealthy = "NodeRegistrationHealthy"
 )
 
 // Node repair (Karpenter v1.15).

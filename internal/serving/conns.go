@@ -2,9 +2,7 @@ package serving
 
 import (
 	"container/list"
-	"crypto/tls"
 	"net"
-	"net/http"
 	"sync"
 	"time"
 )
@@ -14,25 +12,30 @@ type ConnLimits struct {
 	// Max is how many connections are open at once; 0 means
 	// DefaultMaxConnections.
 	Max int
-	// MaxUnverified is how many of them may lack a verified client
-	// certificate (counting those still in their TLS handshake) when the
-	// listener verifies client certificates (see Listen); 0 means half of
-	// Max, so that the other half is always there for verified clients.
-	// Without verification every connection is unverified, and the cap is
-	// Max.
-	MaxUnverified int
-	// PerSource is how many unverified connections one client address may
-	// hold; 0 means half of Max without verification and an eighth of it
-	// with, so that one client can never take what another needs.
-	// Verified connections do not count, nor, with verification, those
-	// still in their handshake (MaxUnverified bounds them).
+	// MaxStrangers is how many of them may be strangers' (connections
+	// neither known by a verified client certificate nor from one of
+	// TrustedSources, counting those still in their TLS handshake) when
+	// the listener can know clients (see Listen); 0 means half of Max, so
+	// that the other half is always there for known clients. When it
+	// cannot, every connection is a stranger's, and the cap is Max.
+	MaxStrangers int
+	// PerSource is how many strangers' connections one client address may
+	// hold; 0 means half of Max when the listener cannot know clients and
+	// an eighth of it when it can, so that one client can never take what
+	// another needs. Known connections do not count, nor, with client
+	// verification, those still in their handshake (MaxStrangers bounds
+	// them).
 	PerSource int
+	// TrustedSources are the API server's addresses: a connection from
+	// one of them is known from its accept, as one whose certificate the
+	// handshake verified is (Caller.TrustedSource).
+	TrustedSources TrustedSources
 	// OnClosed, when set, is told each connection the listener closes to
 	// make room or refuses, and why: "idle" (an idle connection closed for
-	// a new one), "source" (its client address holds PerSource unverified
-	// connections, none of them idle), "unverified" (MaxUnverified are
-	// open, none of them idle), "full" (Max connections are open, none of
-	// them idle).
+	// a new one), "source" (its client address holds PerSource strangers'
+	// connections, none of them idle), "unverified" (MaxStrangers
+	// strangers' connections are open, none of them idle), "full" (Max
+	// connections are open, none of them idle).
 	OnClosed func(reason string)
 }
 
@@ -40,37 +43,41 @@ type ConnLimits struct {
 // waits for a free slot in the kernel's accept queue waits for one that
 // may be idle for minutes, and a client that parks idle keep-alive
 // connections could hold every slot (readiness probes included) that way.
-// So Accept never waits: when there is no room, it closes the unverified
+// So Accept never waits: when there is no room, it closes the stranger's
 // connection idle the longest to make room; when none is idle (every
 // connection is in the middle of a request, each bounded by the server's
 // timeouts), it closes the new connection at once, which the client sees
 // as a reset and retries.
 //
-// A connection whose client certificate the listener verified (the API
-// server's, with --client-ca-file) is never closed to make room for an
-// unverified or new one: an attacker that reconnects the moment it is
-// closed always holds connections younger than newConnGrace, so the only
-// idle connections left to close would be the API server's keep-alive
-// ones, between its requests. Unverified connections are capped in total
-// and per address instead, below Max, so verified ones always find room.
+// A known connection (the API server's: its client certificate verified
+// with --client-ca-file, or its address trusted with
+// --trusted-source-cidrs) is never closed to make room for a stranger's
+// or a new one: an attacker that reconnects the moment it is closed
+// always holds connections younger than newConnGrace, so the only idle
+// connections left to close would be the API server's keep-alive ones,
+// between its requests. Strangers' connections are capped in total and
+// per address instead, below Max, so known ones always find room.
 type connTracker struct {
 	net.Listener
 	limits ConnLimits
 	// verifies: the listener asks for client certificates (handshake.go),
-	// so connections become verified or unverified after their handshake.
+	// so connections become known or strangers' after their handshake.
 	verifies bool
+	// identifies: some clients can be known, by certificate or address, so
+	// strangers are held to their caps.
+	identifies bool
 
 	mu   sync.Mutex
 	open int
-	// unverified counts the connections without a verified certificate,
-	// those still in their handshake included.
-	unverified int
-	// unverifiedBy and verifiedBy count each address's connections whose
+	// strangers counts the connections not known, those still in their
+	// handshake included.
+	strangers int
+	// strangersBy and knownBy count each address's connections whose
 	// handshake is done. A connection in its handshake counts toward no
 	// address: when karpgate starts, the API server opens dozens at once,
 	// before any of them could be known as its own.
-	unverifiedBy map[string]int
-	verifiedBy   map[string]int
+	strangersBy map[string]int
+	knownBy     map[string]int
 	// idle lists the idle connections, least recently used first.
 	idle *list.List
 }
@@ -87,12 +94,15 @@ type trackedConn struct {
 	// request has begun on it since.
 	accepted time.Time
 	served   bool
-	// settled: its handshake is done (at once without client
-	// verification); verified: it verified a client certificate.
-	settled, verified bool
-	// trusted: it was let in past the unverified caps because its address
-	// holds verified connections; its handshake settles whether it stays.
-	trusted bool
+	// settled: what it is is known (after its handshake, or at once
+	// without client verification or from a trusted address); known: it
+	// verified a client certificate or came from a trusted address.
+	settled, known bool
+	// fromTrusted: its address is one of ConnLimits.TrustedSources.
+	fromTrusted bool
+	// vouched: it was let in past the strangers' caps because its address
+	// holds known connections; its handshake settles whether it stays.
+	vouched bool
 }
 
 // newConnGrace is how long a new connection may take to send its first
@@ -102,33 +112,35 @@ type trackedConn struct {
 const newConnGrace = 2 * time.Second
 
 func newConnTracker(l net.Listener, limits ConnLimits, verifies bool) *connTracker {
+	identifies := verifies || len(limits.TrustedSources) > 0
 	if limits.Max <= 0 {
 		limits.Max = DefaultMaxConnections
 	}
-	if limits.MaxUnverified <= 0 || limits.MaxUnverified > limits.Max {
-		limits.MaxUnverified = limits.Max
-		if verifies {
-			limits.MaxUnverified = max(limits.Max/2, 1)
+	if limits.MaxStrangers <= 0 || limits.MaxStrangers > limits.Max {
+		limits.MaxStrangers = limits.Max
+		if identifies {
+			limits.MaxStrangers = max(limits.Max/2, 1)
 		}
 	}
 	if limits.PerSource <= 0 {
 		limits.PerSource = max(limits.Max/2, 1)
-		if verifies {
+		if identifies {
 			limits.PerSource = max(limits.Max/8, 1)
 		}
 	}
 	return &connTracker{
-		Listener: l, limits: limits, verifies: verifies,
-		unverifiedBy: map[string]int{}, verifiedBy: map[string]int{}, idle: list.New(),
+		Listener: l, limits: limits, verifies: verifies, identifies: identifies,
+		strangersBy: map[string]int{}, knownBy: map[string]int{}, idle: list.New(),
 	}
 }
 
-func sourceOf(c net.Conn) string {
-	host, _, err := net.SplitHostPort(c.RemoteAddr().String())
-	if err != nil {
-		return c.RemoteAddr().String()
+// sourceOf is c's client address and whether it is a trusted one.
+func (t *connTracker) sourceOf(c net.Conn) (source string, trusted bool) {
+	addr, ok := SourceOf(c.RemoteAddr().String())
+	if !ok {
+		return c.RemoteAddr().String(), false
 	}
-	return host
+	return addr.String(), t.limits.TrustedSources.Contains(addr)
 }
 
 // Accept returns the next connection it can make room for.
@@ -138,7 +150,8 @@ func (t *connTracker) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		tc := &trackedConn{Conn: c, t: t, source: sourceOf(c), accepted: time.Now()}
+		tc := &trackedConn{Conn: c, t: t, accepted: time.Now()}
+		tc.source, tc.fromTrusted = t.sourceOf(c)
 		if reason := t.admit(tc); reason != "" {
 			_ = c.Close()
 			t.closed(reason)
@@ -148,60 +161,82 @@ func (t *connTracker) Accept() (net.Conn, error) {
 	}
 }
 
-// admit makes room for c, which counts as unverified until its handshake
-// says otherwise, or says why it cannot. An address that holds verified
+// admit makes room for c, or says why it cannot. A connection from a
+// trusted address is known at once; any other counts as a stranger's
+// until its handshake says otherwise. An address that holds known
 // connections is likely the API server opening another: its new
-// connections pass the unverified caps (and Max, by at most PerSource)
+// connections pass the strangers' caps (and Max, by at most PerSource)
 // until the handshake settles what they are (settle). An address at its
-// share of unverified connections is refused before its handshake, which
+// share of strangers' connections is refused before its handshake, which
 // is what costs the CPU.
 func (t *connTracker) admit(c *trackedConn) (refused string) {
 	var victim *trackedConn
 	defer func() { t.evict(victim) }()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c.trusted = t.verifiedBy[c.source] > 0
-	// A stranger makes room among strangers: the unverified connections
-	// of an address that holds verified ones are the API server's
+	if c.fromTrusted {
+		return t.admitKnown(c, &victim)
+	}
+	c.vouched = t.knownBy[c.source] > 0
+	// A stranger makes room among strangers: the strangers' connections
+	// of an address that holds known ones are the API server's
 	// conversion requests, which come without a certificate.
-	unverifiedOnly := func(o *trackedConn) bool { return !o.verified && (c.trusted || t.verifiedBy[o.source] == 0) }
+	strangersOnly := func(o *trackedConn) bool { return !o.known && (c.vouched || t.knownBy[o.source] == 0) }
 	switch {
-	case !c.trusted && t.unverifiedBy[c.source] >= t.limits.PerSource:
+	case !c.vouched && t.strangersBy[c.source] >= t.limits.PerSource:
 		// With verification, an address at its share keeps the connections
 		// it was served on and gets no more: closing one for its own
 		// newcomer would let a client that reconnects at once cost a TLS
 		// handshake per closing, where a refusal costs an accept. Only one
 		// that never sent a request past its grace makes room.
 		if victim = t.oldestIdle(func(o *trackedConn) bool {
-			return !o.verified && o.source == c.source && (!t.verifies || !o.served)
+			return !o.known && o.source == c.source && (!t.verifies || !o.served)
 		}); victim == nil {
 			return "source"
 		}
-	case t.verifies && !c.trusted && t.unverified >= t.limits.MaxUnverified:
-		if victim = t.oldestIdle(unverifiedOnly); victim == nil {
+	case t.identifies && !c.vouched && t.strangers >= t.limits.MaxStrangers:
+		if victim = t.oldestIdle(strangersOnly); victim == nil {
 			return "unverified"
 		}
 	case t.open >= t.limits.Max:
-		victim = t.oldestIdle(unverifiedOnly)
-		if victim == nil && (!c.trusted || t.open >= t.limits.Max+t.limits.PerSource) {
+		victim = t.oldestIdle(strangersOnly)
+		if victim == nil && (!c.vouched || t.open >= t.limits.Max+t.limits.PerSource) {
 			return "full"
 		}
 	}
 	t.open++
-	t.unverified++
+	t.strangers++
 	if !t.verifies {
 		c.settled = true // no handshake will say more
-		t.unverifiedBy[c.source]++
+		t.strangersBy[c.source]++
 	}
 	return ""
 }
 
-// settle records c's handshake: verified or not. An unverified one must
-// fit its address's share, making room among that address's idle
-// unverified connections; a trusted one past Max must make room too: an
-// unverified one closes an unverified idle connection, a verified one may
-// close a verified idle one. When there is none, settle returns why c is
-// refused, and its handshake fails.
+// admitKnown admits a connection from a trusted address: at Max it closes
+// a stranger's idle connection, or else another known one's, as a
+// verified newcomer does (settle). It runs with t.mu held.
+func (t *connTracker) admitKnown(c *trackedConn, victim **trackedConn) (refused string) {
+	if t.open >= t.limits.Max {
+		if *victim = t.oldestIdle(func(o *trackedConn) bool { return !o.known }); *victim == nil {
+			*victim = t.oldestIdle(func(*trackedConn) bool { return true })
+		}
+		if *victim == nil {
+			return "full"
+		}
+	}
+	t.open++
+	c.settled, c.known = true, true
+	t.knownBy[c.source]++
+	return ""
+}
+
+// settle records c's handshake: verified or not. A stranger's must fit
+// its address's share, making room among that address's idle strangers'
+// connections; a vouched one past Max must make room too: a stranger's
+// closes a stranger's idle connection, a verified one may close a known
+// idle one. When there is none, settle returns why c is refused, and its
+// handshake fails. A connection already known by its address is settled.
 func (t *connTracker) settle(c *trackedConn, verified bool) (refused string) {
 	var victim *trackedConn
 	defer func() { t.evict(victim) }()
@@ -210,24 +245,24 @@ func (t *connTracker) settle(c *trackedConn, verified bool) (refused string) {
 	if c.closed || c.settled {
 		return ""
 	}
-	c.settled, c.verified = true, verified
+	c.settled, c.known = true, verified
 	if verified {
-		t.unverified--
-		t.verifiedBy[c.source]++
+		t.strangers--
+		t.knownBy[c.source]++
 	} else {
-		t.unverifiedBy[c.source]++
+		t.strangersBy[c.source]++
 	}
-	trusted := c.trusted
-	c.trusted = false
+	vouched := c.vouched
+	c.vouched = false
 	switch {
-	case !verified && t.unverifiedBy[c.source] > t.limits.PerSource:
+	case !verified && t.strangersBy[c.source] > t.limits.PerSource:
 		if victim = t.oldestIdle(func(o *trackedConn) bool {
-			return !o.verified && o.source == c.source && o != c && (trusted || !o.served)
+			return !o.known && o.source == c.source && o != c && (vouched || !o.served)
 		}); victim == nil {
 			return "source"
 		}
-	case trusted && t.open > t.limits.Max:
-		if victim = t.oldestIdle(func(o *trackedConn) bool { return !o.verified && o != c }); victim == nil && verified {
+	case vouched && t.open > t.limits.Max:
+		if victim = t.oldestIdle(func(o *trackedConn) bool { return !o.known && o != c }); victim == nil && verified {
 			victim = t.oldestIdle(func(o *trackedConn) bool { return o != c })
 		}
 		if victim == nil {
@@ -275,13 +310,13 @@ func (t *connTracker) forget(c *trackedConn) {
 	}
 	t.open--
 	switch {
-	case c.verified:
-		t.countDown(t.verifiedBy, c.source)
+	case c.known:
+		t.countDown(t.knownBy, c.source)
 	case c.settled:
-		t.unverified--
-		t.countDown(t.unverifiedBy, c.source)
+		t.strangers--
+		t.countDown(t.strangersBy, c.source)
 	default:
-		t.unverified--
+		t.strangers--
 	}
 }
 
@@ -304,69 +339,10 @@ func (t *connTracker) Open() int {
 	return t.open
 }
 
-// Verified is how many open connections presented a verified client
-// certificate.
-func (t *connTracker) Verified() int {
+// Known is how many open connections are known: a verified client
+// certificate or a trusted address.
+func (t *connTracker) Known() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.open - t.unverified
-}
-
-// Idle is how many open connections wait for their next request, having
-// served one (a new connection waits in the idle list too, not counted).
-func (t *connTracker) Idle() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	n := 0
-	for e := t.idle.Front(); e != nil; e = e.Next() {
-		if e.Value.(*trackedConn).served {
-			n++
-		}
-	}
-	return n
-}
-
-func (c *trackedConn) Close() error {
-	c.t.mu.Lock()
-	c.t.forget(c)
-	c.t.mu.Unlock()
-	return c.Conn.Close()
-}
-
-// setIdle marks the connection idle (it waits for its next request) or
-// busy.
-func (c *trackedConn) setIdle(idle bool) {
-	c.t.mu.Lock()
-	defer c.t.mu.Unlock()
-	switch {
-	case c.closed:
-	case idle && c.idle == nil:
-		c.idle = c.t.idle.PushBack(c)
-	case !idle && c.idle != nil:
-		c.t.idle.Remove(c.idle)
-		c.idle = nil
-	}
-	if !idle {
-		c.served = true
-	}
-}
-
-// trackState is an http.Server's ConnState hook: it tells the tracker
-// which connections are idle. A connection is idle from its accept until
-// its first request's bytes arrive (but see newConnGrace), and between
-// requests.
-func trackState(c net.Conn, state http.ConnState) {
-	if tc, ok := c.(*tls.Conn); ok {
-		c = tc.NetConn()
-	}
-	tracked, ok := c.(*trackedConn)
-	if !ok {
-		return
-	}
-	switch state {
-	case http.StateNew, http.StateIdle:
-		tracked.setIdle(true)
-	case http.StateActive, http.StateHijacked:
-		tracked.setIdle(false)
-	}
+	return t.open - t.strangers
 }

@@ -2,6 +2,7 @@ package serving
 
 import (
 	"net"
+	"net/netip"
 	"slices"
 	"testing"
 	"time"
@@ -38,8 +39,10 @@ func TestEvictionOrder(t *testing.T) {
 		name     string
 		limits   ConnLimits
 		verifies bool
-		held     []connSpec
-		from     string
+		// trusted are the addresses (letters) of ConnLimits.TrustedSources.
+		trusted string
+		held    []connSpec
+		from    string
 		// handshake is what the newcomer's handshake verified; nil: no
 		// handshake (a listener without client verification).
 		handshake *bool
@@ -51,27 +54,27 @@ func TestEvictionOrder(t *testing.T) {
 		closed      []string
 	}{{
 		name:   "the oldest unverified idle connection makes room; an older verified one is spared",
-		limits: ConnLimits{Max: 3, MaxUnverified: 2, PerSource: 2}, verifies: true,
+		limits: ConnLimits{Max: 3, MaxStrangers: 2, PerSource: 2}, verifies: true,
 		held: []connSpec{{"api", "A", true, "idle"}, {"b", "B", false, "idle"}, {"c", "C", false, "idle"}},
 		from: "D", handshake: &unverified, closed: []string{"b"},
 	}, {
 		name:   "strangers within their grace are spared, and the newcomer is refused",
-		limits: ConnLimits{Max: 3, MaxUnverified: 2, PerSource: 2}, verifies: true,
+		limits: ConnLimits{Max: 3, MaxStrangers: 2, PerSource: 2}, verifies: true,
 		held: []connSpec{{"api", "A", true, "idle"}, {"b", "B", false, "new"}, {"c", "C", false, "new"}},
 		from: "D", refused: "unverified",
 	}, {
 		name:   "a stranger that said nothing past its grace makes room",
-		limits: ConnLimits{Max: 3, MaxUnverified: 2, PerSource: 2}, verifies: true,
+		limits: ConnLimits{Max: 3, MaxStrangers: 2, PerSource: 2}, verifies: true,
 		held: []connSpec{{"api", "A", true, "idle"}, {"b", "B", false, "new"}, {"c", "C", false, "stale"}},
 		from: "D", handshake: &verified, closed: []string{"c"},
 	}, {
 		name:   "an address at its share keeps the connections it was served on and gets no more",
-		limits: ConnLimits{Max: 8, MaxUnverified: 4, PerSource: 2}, verifies: true,
+		limits: ConnLimits{Max: 8, MaxStrangers: 4, PerSource: 2}, verifies: true,
 		held: []connSpec{{"b1", "B", false, "idle"}, {"c", "C", false, "idle"}, {"b2", "B", false, "idle"}},
 		from: "B", refused: "source",
 	}, {
 		name:   "an address at its share gives up its own that said nothing past its grace",
-		limits: ConnLimits{Max: 8, MaxUnverified: 4, PerSource: 2}, verifies: true,
+		limits: ConnLimits{Max: 8, MaxStrangers: 4, PerSource: 2}, verifies: true,
 		held: []connSpec{{"b1", "B", false, "idle"}, {"c", "C", false, "idle"}, {"b2", "B", false, "silent"}},
 		from: "B", handshake: &unverified, closed: []string{"b2"},
 	}, {
@@ -81,57 +84,57 @@ func TestEvictionOrder(t *testing.T) {
 		from:   "B", closed: []string{"b1"},
 	}, {
 		name:   "a burst from one address before any handshake is not held to its share",
-		limits: ConnLimits{Max: 8, MaxUnverified: 4, PerSource: 1}, verifies: true,
+		limits: ConnLimits{Max: 8, MaxStrangers: 4, PerSource: 1}, verifies: true,
 		held: []connSpec{{"a1", "A", false, "new"}, {"a2", "A", false, "new"}},
 		from: "A", handshake: &verified,
 	}, {
 		name:   "a burst from one address that turns out unverified is held to its share at the handshake",
-		limits: ConnLimits{Max: 8, MaxUnverified: 4, PerSource: 1}, verifies: true,
+		limits: ConnLimits{Max: 8, MaxStrangers: 4, PerSource: 1}, verifies: true,
 		held: []connSpec{{"b1", "B", false, "new"}},
 		from: "B", handshake: &unverified, settleFirst: []string{"b1"}, refused: "source",
 	}, {
 		name:   "an address at its share with none idle is refused",
-		limits: ConnLimits{Max: 8, MaxUnverified: 4, PerSource: 2}, verifies: true,
+		limits: ConnLimits{Max: 8, MaxStrangers: 4, PerSource: 2}, verifies: true,
 		held: []connSpec{{"b1", "B", false, "busy"}, {"b2", "B", false, "busy"}, {"c", "C", false, "idle"}},
 		from: "B", refused: "source",
 	}, {
 		name:   "at Max an unverified idle connection makes room, never a verified one",
-		limits: ConnLimits{Max: 3, MaxUnverified: 3, PerSource: 3}, verifies: true,
+		limits: ConnLimits{Max: 3, MaxStrangers: 3, PerSource: 3}, verifies: true,
 		held: []connSpec{{"api1", "A", true, "idle"}, {"api2", "A", true, "idle"}, {"b", "B", false, "idle"}},
 		from: "C", handshake: &unverified, closed: []string{"b"},
 	}, {
 		name:   "at Max, all verified and idle: a stranger is refused",
-		limits: ConnLimits{Max: 2, MaxUnverified: 2, PerSource: 2}, verifies: true,
+		limits: ConnLimits{Max: 2, MaxStrangers: 2, PerSource: 2}, verifies: true,
 		held: []connSpec{{"api1", "A", true, "idle"}, {"api2", "A", true, "idle"}},
 		from: "C", refused: "full",
 	}, {
 		name:   "at Max, all verified and idle: another verified one closes the oldest",
-		limits: ConnLimits{Max: 2, MaxUnverified: 2, PerSource: 2}, verifies: true,
+		limits: ConnLimits{Max: 2, MaxStrangers: 2, PerSource: 2}, verifies: true,
 		held: []connSpec{{"api1", "A", true, "idle"}, {"api2", "A", true, "idle"}},
 		from: "A", handshake: &verified, closed: []string{"api1"},
 	}, {
 		name:   "at Max, all verified and idle: an unverified one from their address is refused at its handshake",
-		limits: ConnLimits{Max: 2, MaxUnverified: 2, PerSource: 2}, verifies: true,
+		limits: ConnLimits{Max: 2, MaxStrangers: 2, PerSource: 2}, verifies: true,
 		held: []connSpec{{"api1", "A", true, "idle"}, {"api2", "A", true, "idle"}},
 		from: "A", handshake: &unverified, refused: "full",
 	}, {
 		name:   "the API server's address passes the strangers' total (conversion comes without a certificate)",
-		limits: ConnLimits{Max: 8, MaxUnverified: 2, PerSource: 2}, verifies: true,
+		limits: ConnLimits{Max: 8, MaxStrangers: 2, PerSource: 2}, verifies: true,
 		held: []connSpec{{"api", "A", true, "busy"}, {"b", "B", false, "busy"}, {"c", "C", false, "busy"}},
 		from: "A", handshake: &unverified,
 	}, {
 		name:   "at the strangers' cap, a stranger spares the API server's address's unverified connections",
-		limits: ConnLimits{Max: 8, MaxUnverified: 2, PerSource: 2}, verifies: true,
+		limits: ConnLimits{Max: 8, MaxStrangers: 2, PerSource: 2}, verifies: true,
 		held: []connSpec{{"api", "A", true, "busy"}, {"conv", "A", false, "idle"}, {"b", "B", false, "idle"}},
 		from: "C", handshake: &unverified, closed: []string{"b"},
 	}, {
 		name:   "but not its own share of unverified connections",
-		limits: ConnLimits{Max: 8, MaxUnverified: 4, PerSource: 2}, verifies: true,
+		limits: ConnLimits{Max: 8, MaxStrangers: 4, PerSource: 2}, verifies: true,
 		held: []connSpec{{"api", "A", true, "busy"}, {"conv1", "A", false, "busy"}, {"conv2", "A", false, "busy"}},
 		from: "A", handshake: &unverified, refused: "source",
 	}, {
 		name:   "a verified connection does not count toward its address's share",
-		limits: ConnLimits{Max: 8, MaxUnverified: 4, PerSource: 1}, verifies: true,
+		limits: ConnLimits{Max: 8, MaxStrangers: 4, PerSource: 1}, verifies: true,
 		held: []connSpec{{"api1", "A", true, "busy"}, {"api2", "A", true, "busy"}, {"api3", "A", true, "busy"}},
 		from: "A", handshake: &verified,
 	}, {
@@ -149,14 +152,59 @@ func TestEvictionOrder(t *testing.T) {
 		limits: ConnLimits{Max: 3, PerSource: 2},
 		held:   []connSpec{{"b", "B", false, "busy"}, {"c", "C", false, "busy"}},
 		from:   "D",
+	}, {
+		name:   "a trusted address's connection is known from its accept: a stranger closes another stranger's",
+		limits: ConnLimits{Max: 3, MaxStrangers: 3, PerSource: 3}, trusted: "A",
+		held: []connSpec{{"api", "A", false, "idle"}, {"b", "B", false, "idle"}, {"c", "C", false, "idle"}},
+		from: "D", closed: []string{"b"},
+	}, {
+		name:   "with trusted addresses and no verification, strangers are held to their total",
+		limits: ConnLimits{Max: 8, MaxStrangers: 2, PerSource: 2}, trusted: "A",
+		held: []connSpec{{"api", "A", false, "busy"}, {"b", "B", false, "busy"}, {"c", "C", false, "busy"}},
+		from: "D", refused: "unverified",
+	}, {
+		name:   "with trusted addresses, strangers make room among themselves at their total",
+		limits: ConnLimits{Max: 8, MaxStrangers: 2, PerSource: 2}, trusted: "A",
+		held: []connSpec{{"api", "A", false, "idle"}, {"b", "B", false, "idle"}, {"c", "C", false, "busy"}},
+		from: "D", closed: []string{"b"},
+	}, {
+		name:   "a trusted address passes the strangers' total and its per-address share",
+		limits: ConnLimits{Max: 8, MaxStrangers: 2, PerSource: 1}, trusted: "A",
+		held: []connSpec{{"api1", "A", false, "busy"}, {"b", "B", false, "busy"}, {"c", "C", false, "busy"}},
+		from: "A",
+	}, {
+		name:   "at Max a trusted newcomer closes a stranger's idle connection, not a known one",
+		limits: ConnLimits{Max: 3, MaxStrangers: 3, PerSource: 3}, trusted: "A",
+		held: []connSpec{{"api", "A", false, "idle"}, {"b", "B", false, "idle"}, {"c", "C", false, "busy"}},
+		from: "A", closed: []string{"b"},
+	}, {
+		name:   "at Max with only known connections idle, a trusted newcomer closes the oldest",
+		limits: ConnLimits{Max: 2, MaxStrangers: 2, PerSource: 2}, trusted: "A",
+		held: []connSpec{{"api1", "A", false, "idle"}, {"b", "B", false, "busy"}},
+		from: "A", closed: []string{"api1"},
+	}, {
+		name:   "at Max with every connection busy, a trusted newcomer is refused",
+		limits: ConnLimits{Max: 2, MaxStrangers: 2, PerSource: 2}, trusted: "A",
+		held: []connSpec{{"api1", "A", false, "busy"}, {"b", "B", false, "busy"}},
+		from: "A", refused: "full",
+	}, {
+		name:   "with verification too, a trusted address needs no certificate",
+		limits: ConnLimits{Max: 3, MaxStrangers: 2, PerSource: 2}, verifies: true, trusted: "A",
+		held: []connSpec{{"api", "A", false, "idle"}, {"b", "B", false, "idle"}, {"c", "C", false, "idle"}},
+		from: "D", handshake: &unverified, closed: []string{"b"},
 	}} {
 		t.Run(tt.name, func(t *testing.T) {
+			for _, letter := range tt.trusted {
+				tt.limits.TrustedSources = append(tt.limits.TrustedSources, netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, 0, byte(letter)}), 32))
+			}
 			tr := newConnTracker(nil, tt.limits, tt.verifies)
 			conns := map[string]*fakeConn{}
 			tracked := map[string]*trackedConn{}
 			connect := func(source string, accepted time.Time) (*trackedConn, *fakeConn) {
 				fake := &fakeConn{addr: &net.TCPAddr{IP: net.IPv4(10, 0, 0, source[0]), Port: 1000 + len(conns)}}
-				return &trackedConn{Conn: fake, t: tr, source: source, accepted: accepted}, fake
+				tc := &trackedConn{Conn: fake, t: tr, source: source, accepted: accepted}
+				_, tc.fromTrusted = tr.sourceOf(fake) // as Accept does; the letter stays the source
+				return tc, fake
 			}
 			for _, h := range tt.held {
 				accepted := time.Now()
@@ -167,7 +215,7 @@ func TestEvictionOrder(t *testing.T) {
 				if reason := tr.admit(tc); reason != "" {
 					t.Fatalf("setting up %s: refused (%s)", h.name, reason)
 				}
-				if tt.verifies && (h.verified || h.state == "idle" || h.state == "busy" || h.state == "silent") {
+				if tt.verifies && !tc.known && (h.verified || h.state == "idle" || h.state == "busy" || h.state == "silent") {
 					if reason := tr.settle(tc, h.verified); reason != "" {
 						t.Fatalf("setting up %s: refused at its handshake (%s)", h.name, reason)
 					}

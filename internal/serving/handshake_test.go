@@ -60,7 +60,7 @@ func TestVerifiedConnectionsOutlastStrangers(t *testing.T) {
 		return rc
 	}
 	apiServer := connect("127.0.0.1", []tls.Certificate{clientCert})
-	wait.For(t, "the verified connection to be counted idle", func() bool { return l.Verified() == 1 && l.Idle() == 1 })
+	wait.For(t, "the verified connection to be counted idle", func() bool { return l.Known() == 1 && l.Idle() == 1 })
 	// Max 4: two unverified connections at most, one per address. Each
 	// stranger's served connection is idle at once, so each newcomer past
 	// the caps closes a stranger's.
@@ -78,7 +78,7 @@ func TestVerifiedConnectionsOutlastStrangers(t *testing.T) {
 	if err := apiServer.get(); err != nil {
 		t.Fatalf("the verified client's connection was closed for strangers: %v", err)
 	}
-	if v, open := l.Verified(), l.Open(); v != 1 || open != 3 {
+	if v, open := l.Known(), l.Open(); v != 1 || open != 3 {
 		t.Errorf("%d verified of %d open, want 1 of 3", v, open)
 	}
 }

@@ -39,10 +39,10 @@ type Listener struct {
 // Open is how many connections the listener holds open.
 func (l *Listener) Open() int { return l.tracker.Open() }
 
-// Verified is how many of them presented a client certificate the
-// listener's TLS configuration verified: the ones it never closes to make
-// room for a stranger.
-func (l *Listener) Verified() int { return l.tracker.Verified() }
+// Known is how many of them presented a client certificate the listener's
+// TLS configuration verified or came from one of its trusted addresses:
+// the ones it never closes to make room for a stranger.
+func (l *Listener) Known() int { return l.tracker.Known() }
 
 // Idle is how many of them wait for their next request after serving one:
 // the ones the listener closes first to make room.
@@ -54,8 +54,9 @@ func (l *Listener) Idle() int { return l.tracker.Idle() }
 // listener has no room for costs nothing. When tlsConfig verifies client
 // certificates (ClientCAs, and ClientAuth VerifyClientCertIfGiven or
 // stricter), each handshake tells the listener whether the client is
-// verified, and verified connections are never closed to make room for
-// others (ConnLimits.MaxUnverified).
+// verified; a connection from one of limits.TrustedSources is known at
+// its accept. Known connections are never closed to make room for others
+// (ConnLimits.MaxStrangers).
 func Listen(what, addr string, limits ConnLimits, tlsConfig *tls.Config) (*Listener, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {

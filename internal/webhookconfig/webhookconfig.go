@@ -201,8 +201,42 @@ func Validating(e Endpoint, p Policy) *admissionregistrationv1.ValidatingWebhook
 			TimeoutSeconds:          ptr.To(p.TimeoutSeconds),
 			AdmissionReviewVersions: []string{"v1"},
 			MatchConditions:         MatchConditions(),
+		}, {
+			Name:         deploy.RolloutPlansWebhookName,
+			ClientConfig: e.admission(deploy.ValidateRolloutPlansPath),
+			Rules:        RolloutPlanRules(),
+			// Ignore: an outage must not block NodePool writes a second
+			// time, and a NodePool two plans select is still judged at
+			// run time (the oldest plan has it; the other names it).
+			FailurePolicy:           ptr.To(admissionregistrationv1.Ignore),
+			MatchPolicy:             ptr.To(admissionregistrationv1.Equivalent),
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			TimeoutSeconds:          ptr.To(p.TimeoutSeconds),
+			AdmissionReviewVersions: []string{"v1"},
+			MatchConditions:         []admissionregistrationv1.MatchCondition{{Name: "plan-or-nodepool-labels", Expression: planOrLabels()}},
 		}},
 	}
+}
+
+// RolloutPlanRules match RolloutPlans and NodePools on CREATE and UPDATE:
+// the webhook refuses a NodePool in two plans, whichever write would make
+// it so.
+func RolloutPlanRules() []admissionregistrationv1.RuleWithOperations {
+	ops := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
+	return []admissionregistrationv1.RuleWithOperations{
+		{Operations: ops, Rule: admissionregistrationv1.Rule{APIGroups: []string{"karpgate.io"}, APIVersions: []string{"v1alpha1"}, Resources: []string{"rolloutplans"}, Scope: ptr.To(admissionregistrationv1.ClusterScope)}},
+		{Operations: ops, Rule: admissionregistrationv1.Rule{APIGroups: []string{karpenter.CoreGroup}, APIVersions: []string{"*"}, Resources: []string{"nodepools"}, Scope: ptr.To(admissionregistrationv1.ClusterScope)}},
+	}
+}
+
+// planOrLabels calls the rollout plans' webhook for every plan write and
+// only for the NodePool writes that can change which plan has it: a
+// CREATE, or an UPDATE of its labels. Every other NodePool write (spec
+// edits, Karpenter's annotations) never waits for it.
+func planOrLabels() string {
+	return `request.resource.resource == 'rolloutplans' || request.operation == 'CREATE' ||
+has(object.metadata.labels) != has(oldObject.metadata.labels) ||
+(has(object.metadata.labels) && object.metadata.labels != oldObject.metadata.labels)`
 }
 
 // Mutating is karpgate's MutatingWebhookConfiguration.

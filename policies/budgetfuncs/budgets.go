@@ -50,7 +50,7 @@ var functions = []Function{
 	},
 	{
 		Name:        AnalyzeName,
-		Description: "What a NodePool's disruption budgets allow over the two weeks from the Monday before now_ns (UTC): per reason whether it is never allowed, when it is unlimited, and which budgets never open or never fire. The hold budget of karpgate's rollout guard or freeze is left out when a valid karpgate.io/rollout-guard record vouches for it; held is then its index and heldBy \"guard\" or \"freeze\".",
+		Description: "What a NodePool's disruption budgets allow over the two weeks from the Monday before now_ns (UTC): per reason whether it is never allowed, when it is unlimited, and which budgets never open or never fire. The hold budget of karpgate's rollout guard or freeze is left out when a valid karpgate.io/rollout-guard record vouches for it; held is then its index and heldBy \"guard\", \"freeze\" or \"rolloutplan\".",
 		args:        []types.Type{types.A, types.N},
 		result:      anyObject,
 		impl:        budgetAnalyzeBuiltin,

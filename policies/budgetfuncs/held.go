@@ -22,7 +22,7 @@ import (
 // that names another budget or index, is judged as always.
 type heldBudget struct {
 	index int
-	by    string // "guard" or "freeze"
+	by    string // "guard", "freeze" or "rolloutplan"
 }
 
 // findHeld reads the record and budgets of pool (FieldPaths as JSON
@@ -42,8 +42,11 @@ func findHeld(pool map[string]any) *heldBudget {
 		return nil
 	}
 	by := "guard"
-	if m.Frozen() {
+	switch {
+	case m.Frozen():
 		by = holdrecord.ByFreeze
+	case m.RolloutPlan() != "":
+		by = "rolloutplan"
 	}
 	return &heldBudget{index: i, by: by}
 }

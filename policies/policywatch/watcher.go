@@ -15,6 +15,7 @@ import (
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/karpenter/release"
 	"github.com/karpgate/karpgate/policies"
+	"github.com/karpgate/karpgate/policies/sandbox"
 )
 
 // DefaultInterval is how often the files are checked. A ConfigMap change
@@ -56,6 +57,9 @@ type Options struct {
 	// OnRecovered when the watched files compile again.
 	OnDegraded  func(refused error, saved time.Time)
 	OnRecovered func()
+	// Pool bounds the evaluations of every engine the watcher builds,
+	// together; nil means one the watcher makes (sandbox.NewPool(0)).
+	Pool *sandbox.Pool
 	// Cluster, when set, is the Karpenter release the cluster's installed
 	// CRDs belong to, as last read; nil from it means they are absent or
 	// unreadable. karpgate.yaml's karpenterVersion wins over it (see
@@ -88,6 +92,9 @@ type Watcher struct {
 func New(ctx context.Context, opts Options) (*Watcher, error) {
 	if opts.Interval <= 0 {
 		opts.Interval = DefaultInterval
+	}
+	if opts.Pool == nil {
+		opts.Pool = sandbox.NewPool(0)
 	}
 	w := &Watcher{opts: opts}
 	files, err := readFiles(opts)
@@ -246,6 +253,7 @@ func Compile(ctx context.Context, opts Options, skipCostCheck bool) (*policies.E
 		PolicyDirs:    opts.PolicyDirs,
 		DataDirs:      opts.DataDirs,
 		Now:           opts.Now,
+		Pool:          opts.Pool,
 		SkipCostCheck: skipCostCheck,
 	})
 }

@@ -94,6 +94,9 @@ func TestReloadFollowsTheConfigMapAndKeepsTheLastGoodEngine(t *testing.T) {
 	if actionOfKG101(t, w) != config.Warn || !hasRule(w, "ACME1") {
 		t.Fatal("first engine does not reflect the files")
 	}
+	// Every engine the watcher builds evaluates in its one pool, so that a
+	// new engine and the old one finishing its requests share one bound.
+	pool := w.Engine().Pool()
 
 	steps := []struct {
 		name        string
@@ -130,6 +133,9 @@ func TestReloadFollowsTheConfigMapAndKeepsTheLastGoodEngine(t *testing.T) {
 			}
 			if !changed && w.Engine() != before {
 				t.Fatal("the engine was replaced although nothing new was accepted")
+			}
+			if w.Engine().Pool() != pool {
+				t.Fatal("the new engine evaluates in a pool of its own")
 			}
 			if got := actionOfKG101(t, w); got != s.wantAction || hasRule(w, "ACME1") != s.wantACME1 {
 				t.Fatalf("engine in use: KG101 at admission %s, ACME1 %v; want %s, %v", got, hasRule(w, "ACME1"), s.wantAction, s.wantACME1)

@@ -183,9 +183,14 @@ An object waives a rule with the annotation ` + "`karpgate.io/waive-<ID>: \"<rea
 works too). Waived findings are counted and listed apart. A waiver without a reason (KG001),
 past its expiry (KG003), with an expiry that does not read (KG004) or of a rule that cannot be
 waived (KG005: the waiver rules, and those karpgate.yaml marks ` + "`waivable: false`" + `) waives
-nothing and is itself reported. With ` + "`waivers.approvers`" + ` set, only the users and groups
-it names may add or change a waiver at admission (KG006); karpgate records who set each one in
-the annotation ` + "`karpgate.io/waivers-set-by`" + `.
+nothing and is itself reported. At admission, a waiver that a write adds or changes does not
+waive a deny finding of that same write on a production object (the object or the stored object
+is production) that the stored object did not already have: the write is refused, and the waiver
+goes in a write of its own, first. With ` + "`waivers.approvers`" + ` set, only the users and groups
+it names may add or change a waiver (KG006), and theirs waive at once;
+` + "`waivers.allowSameWrite: true`" + ` lets anyone's do so. karpgate records who set each waiver in
+the annotation ` + "`karpgate.io/waivers-set-by`" + `, and refuses a write whose record is not the one
+it writes.
 
 ## Twins in the API server
 
@@ -222,12 +227,14 @@ adds JSON/YAML documents under ` + "`data`" + `. A user rule is a package direct
 ` + "`http.send`" + `, ` + "`net.*`" + `, ` + "`opa.runtime`" + `, ` + "`providers.*`" + ` and the JSON-schema builtins
 (` + "`json.match_schema`" + `, ` + "`json.verify_schema`" + `, whose ` + "`$ref`" + ` reads files) are rejected when
 compiling, as are builtins with no cost a policy could be held to (` + "`strings.render_template`" + `,
-` + "`graph.reachable_paths`" + `, ` + "`graphql.*`" + `, ` + "`rego.parse_module`" + `, ` + "`regex.globs_match`" + `) and any builtin
+` + "`graph.reachable_paths`" + `, ` + "`graphql.*`" + `, ` + "`rego.parse_module`" + `, ` + "`regex.globs_match`" + `,
+` + "`regex.template_match`" + `) and any builtin
 of a newer OPA that karpgate has not judged yet. Every evaluation is bounded: 250,000 steps, 1 MiB
 for what one builtin call makes (a call that can make more than it is given, such as
 ` + "`regex.find_all_string_submatch_n`" + `, ` + "`split`" + `, ` + "`indexof_n`" + ` or ` + "`json.unmarshal`" + `, is sized from its
-arguments and refused before it runs), 16 MiB for what its builtins make in all, and 10 seconds,
-which also ends a single long call (a regular expression over a large string). A policy set that
+arguments and refused before it runs), 16 MiB for what its builtins make in all, and 10 seconds
+(or the request's deadline, if sooner), which also stops a single long call of a regular expression
+or a glob part way: nothing an evaluation starts runs on after it. A policy set that
 runs past these on ordinary sample objects is refused when it loads.
 ` + "`karpgate verify --policy DIR`" + ` runs their ` + "`test_`" + ` rules with karpgate's builtins.
 `

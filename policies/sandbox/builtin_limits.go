@@ -22,6 +22,11 @@ func init() {
 		// need the evaluation's budget from it.
 		decl.CanSkipBctx = false
 	}
+	// First the implementations that stop with their evaluation, so that
+	// the limits below wrap them.
+	for name, replace := range stoppableBuiltins {
+		wrap(name, replace)
+	}
 	for name, size := range sizedBuiltins {
 		wrap(name, func(name string, original topdown.BuiltinFunc) topdown.BuiltinFunc {
 			return limitedBuiltin(name, size, original)
@@ -31,9 +36,9 @@ func init() {
 		wrap(name, chargedBuiltin)
 	}
 	// Last, so outermost: sizing a regular expression's call runs it, and
-	// that too must end at the deadline.
-	for _, name := range slowBuiltins {
-		wrap(name, deadlinedBuiltin)
+	// the count includes it.
+	for name := range stoppableBuiltins {
+		wrap(name, counted)
 	}
 }
 
@@ -85,14 +90,14 @@ func shallowSize(t *ast.Term) int64 {
 	return elementBytes
 }
 
-func limitedBuiltin(name string, size func([]*ast.Term, int64) int64, original topdown.BuiltinFunc) topdown.BuiltinFunc {
+func limitedBuiltin(name string, size func([]*ast.Term, int64, stop) int64, original topdown.BuiltinFunc) topdown.BuiltinFunc {
 	return func(bctx topdown.BuiltinContext, operands []*ast.Term, iter func(*ast.Term) error) error {
 		limit := DefaultLimits.MaxBuiltinBytes
 		b := budgetOf(bctx)
 		if b != nil {
 			limit = b.limits.MaxBuiltinBytes
 		}
-		n := size(operands, limit)
+		n := size(operands, limit, stopOf(bctx))
 		if n > limit {
 			err := fmt.Errorf("%w: %s would produce about %d bytes, over the %d-byte limit for one builtin call", ErrTooExpensive, name, n, limit)
 			if b != nil {

@@ -34,6 +34,8 @@ func forbiddenBuiltin(name string) (reason string, forbidden bool) {
 		return "parsing Rego inside a policy has no cost bound", true
 	case name == "regex.globs_match":
 		return "intersecting two patterns can take time exponential in their length; use regex.match", true
+	case name == "regex.template_match":
+		return "karpgate cannot stop a template's regular expressions at the evaluation's deadline (OPA builds them out of its reach); use regex.match", true
 	}
 	return "", false
 }

@@ -57,7 +57,7 @@ var chargedBuiltins = []string{
 	ast.JWTVerifyRS384.Name, ast.JWTVerifyRS512.Name, ast.JWTVerifyPS256.Name, ast.JWTVerifyPS384.Name,
 	ast.JWTVerifyPS512.Name, ast.JWTVerifyES256.Name, ast.JWTVerifyES384.Name, ast.JWTVerifyES512.Name,
 	ast.JWTVerifyHS256.Name, ast.JWTVerifyHS384.Name, ast.JWTVerifyHS512.Name, ast.JWTVerifyEdDSA.Name,
-	ast.RegexMatch.Name, ast.RegexMatchDeprecated.Name, ast.RegexIsValid.Name, ast.RegexTemplateMatch.Name,
+	ast.RegexMatch.Name, ast.RegexMatchDeprecated.Name, ast.RegexIsValid.Name,
 	ast.GlobMatch.Name, ast.AnyPrefixMatch.Name, ast.AnySuffixMatch.Name,
 }
 
@@ -68,7 +68,7 @@ var chargedBuiltins = []string{
 // but it lets a program replace a builtin's implementation; karpgate wraps
 // these in every evaluation of the process, lint included, so a policy
 // means the same in CI as at admission.
-var sizedBuiltins = map[string]func(operands []*ast.Term, limit int64) int64{
+var sizedBuiltins = map[string]func(operands []*ast.Term, limit int64, s stop) int64{
 	ast.NumbersRange.Name:               rangeSize(false),
 	ast.NumbersRangeStep.Name:           rangeSize(true),
 	ast.BitsShiftLeft.Name:              shiftSize,
@@ -89,22 +89,6 @@ var sizedBuiltins = map[string]func(operands []*ast.Term, limit int64) int64{
 	ast.JSONUnmarshal.Name:              jsonUnmarshalSize,
 	ast.YAMLUnmarshal.Name:              yamlUnmarshalSize,
 	ast.YAMLIsValid.Name:                yamlUnmarshalSize,
-}
-
-// slowBuiltins can take long for one call whatever it makes (a regular
-// expression over a large string, parsing): each call runs on a goroutine
-// of its own, and the evaluation stops waiting for it at its deadline (see
-// deadlinedBuiltin). Sized builtins among them are sized first.
-var slowBuiltins = []string{
-	ast.RegexMatch.Name, ast.RegexMatchDeprecated.Name, ast.RegexIsValid.Name, ast.RegexTemplateMatch.Name,
-	ast.RegexFind.Name, ast.RegexFindAllStringSubmatch.Name, ast.RegexSplit.Name, ast.RegexReplace.Name,
-	ast.GlobMatch.Name, ast.AnyPrefixMatch.Name, ast.AnySuffixMatch.Name, ast.JSONUnmarshal.Name,
-	ast.YAMLUnmarshal.Name, ast.YAMLIsValid.Name, ast.CryptoX509ParseCertificates.Name,
-	ast.CryptoX509ParseAndVerifyCertificates.Name, ast.CryptoX509ParseAndVerifyCertificatesWithOptions.Name,
-	ast.CryptoX509ParseCertificateRequest.Name, ast.CryptoX509ParseKeyPair.Name,
-	ast.CryptoX509ParseRSAPrivateKey.Name, ast.CryptoParsePrivateKeys.Name, ast.JWTDecodeVerify.Name,
-	ast.JWTEncodeSign.Name, ast.JWTEncodeSignRaw.Name, ast.JWTVerifyRS256.Name, ast.JWTVerifyRS384.Name,
-	ast.JWTVerifyRS512.Name, ast.JWTVerifyPS256.Name, ast.JWTVerifyPS384.Name, ast.JWTVerifyPS512.Name,
 }
 
 // classified reports whether karpgate has judged what a call of the

@@ -10,7 +10,9 @@
 // one in none is refused), compiles policies with only those (Compile), and
 // bounds each evaluation (Limits, Eval): the steps it takes, what one
 // builtin call may make (sized before the call) and what its builtins make
-// in all, checked as it runs, its time, which ends even a single long
-// builtin call (deadline.go), and how many evaluations run at once in the
-// process.
+// in all, checked as it runs, and its time. At the deadline the evaluation
+// stops, and so does a call of a builtin that could otherwise run on for
+// minutes (regular expressions and globs, stoppable.go): nothing an
+// evaluation starts outlives it. A Pool, which the caller owns and shares
+// among its engines, bounds how many evaluations run at once.
 package sandbox

@@ -32,13 +32,9 @@ type Limits struct {
 	// all: a loop calling sprintf or upper a hundred thousand times stops
 	// here, whatever each call makes.
 	MaxEvaluationBytes int64
-	// MaxConcurrent bounds the evaluations that run at once. Evaluating is
-	// pure CPU work: more at once than there are CPUs only multiplies the
-	// memory they hold. 0 means twice GOMAXPROCS.
-	MaxConcurrent int
 	// MaxEvaluationTime bounds one evaluation's time where its context
-	// does not bound it sooner (lint, the load-time cost check); a slow
-	// builtin's call is abandoned then too (see deadlinedBuiltin).
+	// does not bound it sooner (lint, the load-time cost check); a call of
+	// a regular expression or a glob stops then too (see stoppable.go).
 	MaxEvaluationTime time.Duration
 }
 
@@ -47,8 +43,7 @@ type Limits struct {
 // etcd stores.
 var DefaultLimits = Limits{MaxSteps: 250_000, MaxBuiltinBytes: 1 << 20, MaxEvaluationBytes: 16 << 20, MaxEvaluationTime: 10 * time.Second}
 
-// WithDefaults is l with DefaultLimits for its zero fields, and twice
-// GOMAXPROCS for MaxConcurrent.
+// WithDefaults is l with DefaultLimits for its zero fields.
 func (l Limits) WithDefaults() Limits {
 	if l.MaxSteps <= 0 {
 		l.MaxSteps = DefaultLimits.MaxSteps
@@ -61,9 +56,6 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.MaxEvaluationTime <= 0 {
 		l.MaxEvaluationTime = DefaultLimits.MaxEvaluationTime
-	}
-	if l.MaxConcurrent <= 0 {
-		l.MaxConcurrent = 2 * runtime.GOMAXPROCS(0)
 	}
 	return l
 }
@@ -152,37 +144,54 @@ func (b *evalBudget) explain(ctx context.Context, err error) error {
 // ended it, as against the caller's.
 var errOutOfTime = errors.New("the evaluation took longer than its limit")
 
-// evaluations bounds the evaluations running at once in this process,
-// across engines: a reload builds a new engine while the old one finishes.
-type evaluations struct {
-	once  sync.Once
-	slots chan struct{}
+// Pool bounds the evaluations running at once among the engines that
+// share it. Evaluating is pure CPU work: more at once than there are CPUs
+// only multiplies the memory they hold. Whoever builds engines owns the
+// pool and hands the same one to each (policywatch does, so that a
+// reload's new engine and the old one finishing its requests share one
+// bound); an engine given none makes its own.
+type Pool struct {
+	slots   chan struct{}
+	waiting atomic.Int64
 }
 
-var running evaluations
+// NewPool is a pool of size slots; size <= 0 means twice GOMAXPROCS.
+func NewPool(size int) *Pool {
+	if size <= 0 {
+		size = 2 * runtime.GOMAXPROCS(0)
+	}
+	return &Pool{slots: make(chan struct{}, size)}
+}
 
-func (e *evaluations) acquire(ctx context.Context, limit int) error {
-	e.once.Do(func() { e.slots = make(chan struct{}, limit) })
+// Size is how many evaluations the pool lets run at once.
+func (p *Pool) Size() int { return cap(p.slots) }
+
+// Waiting is how many evaluations wait for a slot.
+func (p *Pool) Waiting() int64 { return p.waiting.Load() }
+
+func (p *Pool) acquire(ctx context.Context) error {
+	p.waiting.Add(1)
+	defer p.waiting.Add(-1)
 	select {
-	case e.slots <- struct{}{}:
+	case p.slots <- struct{}{}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-func (e *evaluations) release() { <-e.slots }
+func (p *Pool) release() { <-p.slots }
 
-// Eval runs a prepared query within limits: one of the process's
-// evaluation slots, the step budget, the builtin size limits, and ctx's
-// deadline, which cancels it between two steps. Running past a limit is
-// an error that wraps ErrTooExpensive. limits must have its defaults
-// (WithDefaults).
-func Eval(ctx context.Context, query rego.PreparedEvalQuery, input ast.Value, now time.Time, limits Limits) (rego.ResultSet, error) {
-	if err := running.acquire(ctx, limits.MaxConcurrent); err != nil {
+// Eval runs a prepared query within limits: one of the pool's slots, the
+// step budget, the builtin size limits, and ctx's deadline, which cancels
+// it between two steps and stops the builtins that check it (see
+// stoppable.go). Running past a limit is an error that wraps
+// ErrTooExpensive. limits must have its defaults (WithDefaults).
+func Eval(ctx context.Context, pool *Pool, query rego.PreparedEvalQuery, input ast.Value, now time.Time, limits Limits) (rego.ResultSet, error) {
+	if err := pool.acquire(ctx); err != nil {
 		return nil, err
 	}
-	defer running.release()
+	defer pool.release()
 	ctx, cancel := context.WithTimeoutCause(ctx, limits.MaxEvaluationTime, errOutOfTime)
 	defer cancel()
 	b := newBudget(limits)

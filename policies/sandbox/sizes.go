@@ -27,8 +27,8 @@ func bigOperand(t *ast.Term) (*big.Int, bool) {
 
 // rangeSize: numbers.range(a, b) and numbers.range_step(a, b, step) make
 // |b-a|/step+1 numbers. (Operands end with the call's output term.)
-func rangeSize(stepped bool) func([]*ast.Term, int64) int64 {
-	return func(operands []*ast.Term, _ int64) int64 {
+func rangeSize(stepped bool) func([]*ast.Term, int64, stop) int64 {
+	return func(operands []*ast.Term, _ int64, _ stop) int64 {
 		a, okA := bigOperand(operands[0])
 		b, okB := bigOperand(operands[1])
 		if !okA || !okB {
@@ -52,7 +52,7 @@ func rangeSize(stepped bool) func([]*ast.Term, int64) int64 {
 
 // shiftSize: bits.lsh(x, s) has s more bits than x; written in decimal, a
 // byte per 3.3 bits.
-func shiftSize(operands []*ast.Term, _ int64) int64 {
+func shiftSize(operands []*ast.Term, _ int64, _ stop) int64 {
 	x, okX := bigOperand(operands[0])
 	s, okS := bigOperand(operands[1])
 	if !okX || !okS || s.Sign() < 0 {
@@ -66,7 +66,7 @@ func shiftSize(operands []*ast.Term, _ int64) int64 {
 
 // sprintfSize: the format, every argument written out, and any width or
 // precision, which fmt pads to (a * takes it from the arguments).
-func sprintfSize(operands []*ast.Term, limit int64) int64 {
+func sprintfSize(operands []*ast.Term, limit int64, _ stop) int64 {
 	format, ok := operands[0].Value.(ast.String)
 	if !ok {
 		return 0
@@ -97,7 +97,7 @@ func sprintfSize(operands []*ast.Term, limit int64) int64 {
 var formatNumbers = regexp.MustCompile(`%[-+# 0]*[0-9]+|\.[0-9]+`)
 
 // concatSize: every string once, and a delimiter between each.
-func concatSize(operands []*ast.Term, limit int64) int64 {
+func concatSize(operands []*ast.Term, limit int64, _ stop) int64 {
 	delim, _ := operands[0].Value.(ast.String)
 	var n, count int64
 	each := func(t *ast.Term) bool {
@@ -126,7 +126,7 @@ func replacedSize(s, old, replacement string) int64 {
 	return int64(len(s)) + count*max(int64(len(replacement))-int64(len(old)), 0)
 }
 
-func replaceSize(operands []*ast.Term, _ int64) int64 {
+func replaceSize(operands []*ast.Term, _ int64, _ stop) int64 {
 	s, ok1 := operands[0].Value.(ast.String)
 	old, ok2 := operands[1].Value.(ast.String)
 	replacement, ok3 := operands[2].Value.(ast.String)
@@ -138,7 +138,7 @@ func replaceSize(operands []*ast.Term, _ int64) int64 {
 
 // replaceNSize: every pattern replaced everywhere it occurs, an upper bound
 // (strings.NewReplacer never rescans what it wrote).
-func replaceNSize(operands []*ast.Term, _ int64) int64 {
+func replaceNSize(operands []*ast.Term, _ int64, _ stop) int64 {
 	patterns, ok1 := operands[0].Value.(ast.Object)
 	s, ok2 := operands[1].Value.(ast.String)
 	if !ok1 || !ok2 {
@@ -158,8 +158,8 @@ func replaceNSize(operands []*ast.Term, _ int64) int64 {
 // marshalSize: the value written out, plus indentation (an option of
 // json.marshal_with_options; always in YAML) for every element at its
 // depth.
-func marshalSize(factor int64) func([]*ast.Term, int64) int64 {
-	return func(operands []*ast.Term, limit int64) int64 {
+func marshalSize(factor int64) func([]*ast.Term, int64, stop) int64 {
+	return func(operands []*ast.Term, limit int64, _ stop) int64 {
 		s := sizeOf(operands[0], limit)
 		n := factor * s.bytes
 		if len(operands) > 1 {
@@ -219,7 +219,7 @@ func sizeOf(t *ast.Term, limit int64) size {
 
 // splitSize: split makes a string for each delimiter and one more; the
 // strings share the input's bytes, so each costs its element.
-func splitSize(operands []*ast.Term, _ int64) int64 {
+func splitSize(operands []*ast.Term, _ int64, _ stop) int64 {
 	s, ok1 := operands[0].Value.(ast.String)
 	delim, ok2 := operands[1].Value.(ast.String)
 	if !ok1 || !ok2 {
@@ -231,8 +231,8 @@ func splitSize(operands []*ast.Term, _ int64) int64 {
 // splitNSize: strings.split_n(x, d, n) returns at most |n| parts, but a
 // negative n (the last parts) splits the whole string first, and a
 // positive one splits off n+1.
-func splitNSize(operands []*ast.Term, limit int64) int64 {
-	all := splitSize(operands, limit)
+func splitNSize(operands []*ast.Term, limit int64, _ stop) int64 {
+	all := splitSize(operands, limit, nil)
 	n, ok := bigOperand(operands[2])
 	if !ok || n.Sign() < 0 || !n.IsInt64() || n.Int64() >= all/elementBytes {
 		return all
@@ -241,7 +241,7 @@ func splitNSize(operands []*ast.Term, limit int64) int64 {
 }
 
 // indexOfNSize: one number for each occurrence.
-func indexOfNSize(operands []*ast.Term, _ int64) int64 {
+func indexOfNSize(operands []*ast.Term, _ int64, _ stop) int64 {
 	s, ok1 := operands[0].Value.(ast.String)
 	sub, ok2 := operands[1].Value.(ast.String)
 	if !ok1 || !ok2 {
@@ -255,7 +255,7 @@ func indexOfNSize(operands []*ast.Term, _ int64) int64 {
 // bound: commas and colons inside strings count too). Counting is a scan
 // of the string; decoding it would allocate what the limit is there to
 // prevent.
-func jsonUnmarshalSize(operands []*ast.Term, limit int64) int64 {
+func jsonUnmarshalSize(operands []*ast.Term, limit int64, _ stop) int64 {
 	s, ok := operands[0].Value.(ast.String)
 	if !ok {
 		return 0
@@ -274,7 +274,7 @@ func jsonUnmarshalSize(operands []*ast.Term, limit int64) int64 {
 // YAML values, and what aliases add once expanded: a string that holds an
 // alias is parsed (it is no larger than the limit by then) and its aliases
 // counted without expanding them (manifest.ExpandedNodes).
-func yamlUnmarshalSize(operands []*ast.Term, limit int64) int64 {
+func yamlUnmarshalSize(operands []*ast.Term, limit int64, _ stop) int64 {
 	s, ok := operands[0].Value.(ast.String)
 	if !ok {
 		return 0

@@ -24,8 +24,9 @@ import (
 // against one local cluster (Karpenter v1.0.8's CRDs, karpgate serve
 // in-process with the configuration `karpgate run` uses): what kubectl
 // prints for denials, warnings and mutations, with and without
-// --dry-run=server, v1beta1 manifests end to end (a DELETE included),
-// malformed reviews, configuration reload, metrics and readiness.
+// --dry-run=server, v1beta1 manifests end to end (a DELETE included) and
+// judged as stored (stored_form_test.go), malformed reviews,
+// configuration reload, metrics and readiness.
 func TestAdmissionWebhooks(t *testing.T) {
 	env, cluster := testenv.StartKarpgate(t, localcluster.Options{
 		// v1.0.8's CRDs: the test converts v1beta1 manifests end to end.
@@ -102,7 +103,9 @@ func TestAdmissionWebhooks(t *testing.T) {
 	t.Run("v1beta1 manifests are converted end to end", func(t *testing.T) {
 		apply(t, "../testdata/conversion/v1beta1.yaml", 0,
 			"Warning: KG401 apiVersion: NodePool is v1beta1 (karpenter.sh/v1beta1)",
-			"Warning: KG401 apiVersion: EC2NodeClass is v1beta1 (karpenter.k8s.aws/v1beta1)")
+			"Warning: KG401 apiVersion: EC2NodeClass is v1beta1 (karpenter.k8s.aws/v1beta1)",
+			// Judged as stored too: the kubelet block becomes Karpenter's annotation.
+			"Warning: KG406 spec.template.spec.kubelet: as stored (karpenter.sh/v1) metadata.annotations[compatibility.karpenter.sh/v1beta1-kubelet-conversion]: Karpenter uses this annotation's kubelet settings")
 		pool := getJSON(t, env, "nodepools.v1.karpenter.sh", "default")
 		wantJSON(t, "v1 nodeClassRef", field(pool, "spec", "template", "spec", "nodeClassRef"), `{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}`)
 		if got := field(pool, "spec", "disruption", "consolidationPolicy"); got != "WhenEmptyOrUnderutilized" {
@@ -123,6 +126,8 @@ func TestAdmissionWebhooks(t *testing.T) {
 		}
 		env.MustKubectl(nil, "get", "nodepools.v1.karpenter.sh", "default")
 	})
+
+	judgedAsStored(t, env)
 
 	t.Run("malformed AdmissionReview bodies get a clear error", func(t *testing.T) {
 		pool := x509.NewCertPool()

@@ -58,9 +58,10 @@ func holdOf(t *testing.T, env *testenv.Env, name string) (string, string) {
 }
 
 // TestFreezeAndResume: freeze by selector and for all, never touching a
-// budget karpgate did not add, leaving holds already there; the loop with
-// the guard off lifts an older guard hold but never a freeze; resume --all
-// lifts everything karpgate added.
+// budget karpgate did not add, leaving freezes already there and taking
+// over the rollout guard's hold, which the loop with the guard off would
+// otherwise lift in the middle of an incident; the loop lifts no freeze;
+// resume --all lifts everything karpgate added.
 func TestFreezeAndResume(t *testing.T) {
 	ctrllog.SetLogger(logr.Discard())
 	env := testenv.Start(t, testenv.CRDs(t, crdsource.KarpenterV1_15_1))
@@ -99,10 +100,10 @@ func TestFreezeAndResume(t *testing.T) {
 	}
 	code, out = karpgateRun(t, env, "freeze", "--all", "--reason", "incident 42")
 	for _, want := range []string{
-		"NodePool legacy: the rollout guard already holds it since 2026-01-04T10:00:00Z",
+		"NodePool legacy: frozen: took over the rollout guard's hold at spec.disruption.budgets[1]; `karpgate resume` lifts both",
 		"NodePool pay-a: a freeze already holds it since",
 		"NodePool web: frozen: added spec.disruption.budgets[0]",
-		"froze 1 of 4 NodePool(s); 3 already held",
+		"froze 2 of 4 NodePool(s); 2 already held",
 	} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("freeze --all: exit %d, output lacks %q:\n%s", code, want, out)
@@ -110,28 +111,26 @@ func TestFreezeAndResume(t *testing.T) {
 	}
 	code, out = karpgateRun(t, env, "status")
 	if code != 0 || !strings.Contains(out, "web: drift is frozen since") || !strings.Contains(out, "incident 42; `karpgate resume web` or `karpgate resume --all` lifts it") ||
-		!strings.Contains(out, "legacy: the rollout guard holds drift since 2026-01-04T10:00:00Z") {
+		!strings.Contains(out, "legacy: drift is frozen since") {
 		t.Errorf("status: exit %d\n%s", code, out)
 	}
 
-	// The guard is off: the loop lifts the older guard hold, not the freezes.
+	// The guard is off: the loop lifts no freeze, not even the one laid over
+	// the guard's own older hold.
 	registry := prometheus.NewRegistry()
 	loop := startLoop(t, env, manager.Options{}, controller.Options{Name: "karpgate-freeze", Registerer: registry})
-	wait.ForNoError(t, "the guard's hold lifted, the freezes kept", func() error {
-		if got, holder := holdOf(t, env, "legacy"); holder != "" || got != `[{"nodes":"10%"}]` {
-			return fmt.Errorf("legacy: %s (%s)", got, holder)
-		}
+	wait.ForNoError(t, "every freeze kept", func() error {
 		return testutil.GatherAndCompare(registry, strings.NewReader(`
 # HELP karpgate_nodepool_drift_frozen 1 while a freeze (karpgate freeze, or the rollout guard's cluster-wide trip) holds the NodePool's drift disruptions at zero.
 # TYPE karpgate_nodepool_drift_frozen gauge
-karpgate_nodepool_drift_frozen{nodepool="legacy"} 0
+karpgate_nodepool_drift_frozen{nodepool="legacy"} 1
 karpgate_nodepool_drift_frozen{nodepool="pay-a"} 1
 karpgate_nodepool_drift_frozen{nodepool="pay-b"} 1
 karpgate_nodepool_drift_frozen{nodepool="web"} 1
 `), "karpgate_nodepool_drift_frozen")
 	})
 	loop.stop() // every reconcile has finished: nothing can lift a freeze behind the checks below
-	for _, name := range []string{"pay-a", "pay-b", "web"} {
+	for _, name := range []string{"pay-a", "pay-b", "web", "legacy"} {
 		if _, holder := holdOf(t, env, name); holder != "freeze" {
 			t.Errorf("the loop with the guard off lifted the freeze of %s", name)
 		}
@@ -142,7 +141,7 @@ karpgate_nodepool_drift_frozen{nodepool="web"} 1
 		t.Errorf("resume with a missing NodePool: exit %d\n%s", code, out)
 	}
 	code, out = karpgateRun(t, env, "resume", "--all")
-	if code != 0 || !strings.Contains(out, "resumed 2 of 4 NodePool(s)") || !strings.Contains(out, "NodePool legacy: karpgate does not hold it") {
+	if code != 0 || !strings.Contains(out, "resumed 3 of 4 NodePool(s)") || !strings.Contains(out, "NodePool legacy: removed karpgate's budget spec.disruption.budgets[1] (a freeze)") {
 		t.Errorf("resume --all: exit %d\n%s", code, out)
 	}
 	original["legacy"] = `[{"nodes":"10%"}]`
@@ -186,7 +185,8 @@ func TestRolloutGuardTripsAClusterWideFreeze(t *testing.T) {
 	objs = append(objs, nodePoolObject("bystander", "", "", `[{"nodes":"10%"}]`),
 		// A guard record of a budget the guard never adds ({nodes "0"}
 		// holds every reason): no drift rollout held, so it must not
-		// count towards the freeze, and resume must leave its budget.
+		// count towards the freeze; the freeze replaces the record with
+		// its own, and resume lifts that and leaves the decoy's budget.
 		nodePoolObject("decoy", "", `"karpgate.io/rollout-guard":`+jsonString(`{"budget":{"nodes":"0"},"index":1,"since":"2026-01-05T08:00:00Z","reason":"not the guard's"}`), decoyBudgets))
 	createWithStatus(t, env.Client, objs)
 	clk := clocktesting.NewFakeClock(start)
@@ -210,7 +210,7 @@ func TestRolloutGuardTripsAClusterWideFreeze(t *testing.T) {
 	})
 	clk.Step(11 * time.Minute)
 	wait.ForNoError(t, "two guard holds trip the freeze", func() error {
-		for name, want := range map[string]string{"g1": "guard", "g2": "guard", "bystander": "freeze"} {
+		for name, want := range map[string]string{"g1": "guard", "g2": "guard", "bystander": "freeze", "decoy": "freeze"} {
 			if _, holder := holdOf(t, env, name); holder != want {
 				return fmt.Errorf("%s held by %q, want %q", name, holder, want)
 			}
@@ -231,7 +231,7 @@ func TestRolloutGuardTripsAClusterWideFreeze(t *testing.T) {
 	})
 	loop.stop()
 	if code, out := karpgateRun(t, env, "resume", "--all"); code != 0 || !strings.Contains(out, "resumed 4 of 4") ||
-		!strings.Contains(out, `NodePool decoy: its record named spec.disruption.budgets[1] {"nodes":"0"}, which is no budget karpgate adds; cleared the record and left every budget`) {
+		!strings.Contains(out, "NodePool decoy: removed karpgate's budget spec.disruption.budgets[2] (a freeze)") {
 		t.Errorf("resume --all: exit %d\n%s", code, out)
 	}
 	if got, holder := holdOf(t, env, "bystander"); holder != "" || got != `[{"nodes":"10%"}]` {

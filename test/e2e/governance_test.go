@@ -5,20 +5,50 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
+	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
 	"github.com/karpgate/karpgate/test/testenv"
 	"github.com/karpgate/karpgate/test/wait"
 )
 
-// TestWaiverGovernanceAtAdmission: with waivers.approvers set, a user it
+// TestWaiverGovernanceAtAdmission drives waivers through the real API
+// server and both webhooks. Out of the box (no approvers), the review's
+// self-waiving JSON patch is refused. With waivers.approvers set, a user it
 // does not name cannot add a waiver (the API server says who writes, and
-// karpgate refuses with KG006); an approver can, and karpgate records who;
-// a waiver past its expiry no longer waives.
+// karpgate refuses with KG006); an approver can, in the very write the
+// waiver excuses, and karpgate records who; a waiver past its expiry no
+// longer waives. With the mutating webhook gone, as when it fails open, a
+// forged record of who set a waiver is refused and a write that leaves the
+// waivers alone goes through.
 func TestWaiverGovernanceAtAdmission(t *testing.T) {
-	env, _ := testenv.StartKarpgate(t, localcluster.Options{
-		Config: "apiVersion: karpgate.io/v1alpha1\nkind: Config\nwaivers:\n  approvers:\n    groups: [platform]\n",
+	env, cluster := testenv.StartKarpgate(t, localcluster.Options{
+		Serve: func(o *serve.Options) { o.ReloadInterval = 100 * time.Millisecond },
 	})
+	env.MustKubectl(nil, "apply", "-f", "../../examples/ec2nodeclass-production-pinned.yaml")
+	aliasOf := func(class string) string {
+		return env.MustKubectl(nil, "get", "ec2nodeclass", class, "-o", "jsonpath={.spec.amiSelectorTerms[0].alias}")
+	}
+	const selfWaiving = `[{"op":"remove","path":"/metadata/labels/karpgate.io~1environment"},` +
+		`{"op":"replace","path":"/spec/amiSelectorTerms/0/alias","value":"al2023@latest"},` +
+		`{"op":"add","path":"/metadata/annotations","value":{"karpgate.io/waive-KG604":"leaving production","karpgate.io/waive-KG101":"testing AMIs"}}]`
+	res := env.Kubectl(nil, "patch", "ec2nodeclass", "production", "--type=json", "-p", selfWaiving)
+	for _, want := range []string{
+		`KG101 spec.amiSelectorTerms[0].alias: alias "al2023@latest" follows every AMI release, so each release drifts and replaces every node of this production EC2NodeClass; the waiver karpgate.io/waive-KG101 does not waive it, because this same write adds or changes it`,
+		`KG604 metadata.labels[karpgate.io/environment]: this update takes EC2NodeClass/production out of production`,
+		`the waiver karpgate.io/waive-KG604 does not waive it`,
+		`or add the waiver in a separate, earlier write that someone reviews, or name who may waive in karpgate.yaml (waivers.approvers))`,
+	} {
+		if res.ExitCode != 1 || !strings.Contains(res.Stderr, want) {
+			t.Fatalf("the self-waiving patch: exit %d, stderr lacks\n%s\n%s", res.ExitCode, want, res.Stderr)
+		}
+	}
+	if alias := aliasOf("production"); alias != "al2023@v20240807" {
+		t.Fatalf("alias %q after the refused patch", alias)
+	}
+
+	replaceFile(t, cluster.ConfigPath, []byte("apiVersion: karpgate.io/v1alpha1\nkind: Config\nwaivers:\n  approvers:\n    groups: [platform]\n"))
 	env.MustKubectl(nil, "apply", "-f", "../testdata/audit/cluster.yaml")
 	// Both users may edit EC2NodeClasses as far as RBAC goes; only the
 	// group says who may waive.
@@ -33,6 +63,10 @@ func TestWaiverGovernanceAtAdmission(t *testing.T) {
 		res := env.Kubectl(nil, append([]string{"annotate", "--overwrite", "ec2nodeclass", "staging-latest", "karpgate.io/waive-KG102=" + value}, who...)...)
 		return res.ExitCode, res.Stderr
 	}
+	wait.For(t, "the approvers to be read", func() bool {
+		res := env.Kubectl(nil, append([]string{"annotate", "--overwrite", "--dry-run=server", "ec2nodeclass", "staging-latest", "karpgate.io/waive-KG102=x"}, as("mallory")...)...)
+		return strings.Contains(res.Stderr, "KG006")
+	})
 	if code, stderr := annotate("dev account", as("mallory")...); code != 1 ||
 		!strings.Contains(stderr, `KG006 metadata.annotations[karpgate.io/waive-KG102]: mallory may not add or change the waiver for KG102: karpgate.yaml names who may (waivers.approvers)`) {
 		t.Fatalf("an unnamed user's waiver: exit %d\n%s", code, stderr)
@@ -46,6 +80,14 @@ func TestWaiverGovernanceAtAdmission(t *testing.T) {
 	}
 	if record := annotations(t, env, "staging-latest")["karpgate.io/waivers-set-by"]; !strings.Contains(record, `"KG102":{"user":"alice"`) {
 		t.Errorf("the record says %q", record)
+	}
+	// An approver's waivers excuse the write that adds them.
+	if res := env.Kubectl(nil, append([]string{"patch", "ec2nodeclass", "production", "--type=json", "-p", selfWaiving}, as("alice", "platform")...)...); res.ExitCode != 0 ||
+		!strings.Contains(res.Stderr, `KG101 waived by annotation karpgate.io/waive-KG101 ("testing AMIs")`) {
+		t.Fatalf("an approver's self-waiving patch: exit %d\n%s", res.ExitCode, res.Stderr)
+	}
+	if alias := aliasOf("production"); alias != "al2023@latest" {
+		t.Fatalf("alias %q after the approver's patch", alias)
 	}
 	// Removing a waiver is allowed to anyone.
 	if res := env.Kubectl(nil, append([]string{"annotate", "ec2nodeclass", "pinned", "team=web"}, as("mallory")...)...); res.ExitCode != 0 {
@@ -67,6 +109,29 @@ func TestWaiverGovernanceAtAdmission(t *testing.T) {
 		if code != 0 || !containsPrefix(found, want) {
 			t.Errorf("karpgate audit: exit %d, lacks %q in\n  %s", code, want, strings.Join(found, "\n  "))
 		}
+	}
+
+	// The mutating webhook fails open: without it, a client's record of
+	// who set a waiver reaches the validating webhook as written.
+	env.MustKubectl(nil, "delete", "mutatingwebhookconfiguration", "karpgate")
+	forged := `{"KG102":{"user":"ceo@example.com","at":"2026-01-05T08:30:00Z"}}`
+	res = env.Kubectl(nil, append([]string{"annotate", "--overwrite", "ec2nodeclass", "staging-latest", "karpgate.io/waive-KG102=dev account", "karpgate.io/waivers-set-by=" + forged}, as("mallory", "platform")...)...)
+	if res.ExitCode != 1 || !strings.Contains(res.Stderr, `the annotation karpgate.io/waivers-set-by is not the record karpgate keeps of who set each waiver`) ||
+		!strings.Contains(res.Stderr, `KG102: the entry names "ceo@example.com", but the write that adds or changes the waiver is made by "mallory"`) {
+		t.Fatalf("a forged record: exit %d\n%s", res.ExitCode, res.Stderr)
+	}
+	if record := annotations(t, env, "staging-latest")["karpgate.io/waivers-set-by"]; strings.Contains(record, "ceo@example.com") {
+		t.Fatalf("the forged record was stored: %s", record)
+	}
+	// An honest waiver while the mutating webhook is down: the record
+	// still names alice, who set the waiver before; refused, saying why.
+	if code, stderr := annotate("dev account, again", as("bob", "platform")...); code != 1 ||
+		!strings.Contains(stderr, "karpgate's mutating webhook (mutate.karpgate.io), which keeps the record, did not run on this write") {
+		t.Fatalf("a waiver without the mutating webhook: exit %d\n%s", code, stderr)
+	}
+	// A write that leaves the waivers alone carries the record through.
+	if res := env.Kubectl(nil, "label", "--overwrite", "ec2nodeclass", "staging-latest", "team=web"); res.ExitCode != 0 {
+		t.Fatalf("a label change without the mutating webhook: %s", res.Stderr)
 	}
 }
 

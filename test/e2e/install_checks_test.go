@@ -235,6 +235,8 @@ func contractGrants(namespace string) []rbacGrant {
 	add("cluster", "policy", "poddisruptionbudgets", "", "get", "list", "watch")
 	// The audit's OpenReports ClusterReports.
 	add("cluster", "openreports.io", "clusterreports", "", "get", "list", "watch", "create", "update", "delete")
+	add("cluster", "karpgate.io", "rolloutplans", "", "get", "list", "watch")
+	add("cluster", "karpgate.io", "rolloutplans/status", "", "patch", "update")
 	// Who may read /metrics, /status and /explain (--metrics-secure).
 	add("cluster", "authentication.k8s.io", "tokenreviews", "", "create")
 	add("cluster", "authorization.k8s.io", "subjectaccessreviews", "", "create")
@@ -332,8 +334,14 @@ func checkWebhooks(t *testing.T, objs []*manifest.Object, namespace, ca string, 
 	if !decodeOne(t, objs, "ValidatingWebhookConfiguration", &v) || !decodeOne(t, objs, "MutatingWebhookConfiguration", &m) {
 		t.Fatal("both webhook configurations must be rendered")
 	}
-	if len(v.Webhooks) != 1 || len(m.Webhooks) != 1 {
-		t.Fatalf("one webhook per configuration, got %d and %d", len(v.Webhooks), len(m.Webhooks))
+	// The validating configuration has a second webhook, the rollout
+	// plans' (one NodePool, one plan), with the same policy and endpoint.
+	if len(v.Webhooks) != 2 || len(m.Webhooks) != 1 {
+		t.Fatalf("two validating webhooks and one mutating, got %d and %d", len(v.Webhooks), len(m.Webhooks))
+	}
+	if pw := v.Webhooks[1]; pw.Name != deploy.RolloutPlansWebhookName || pw.FailurePolicy == nil || *pw.FailurePolicy != admissionregistrationv1.Ignore ||
+		pw.ClientConfig.Service == nil && pw.ClientConfig.URL == nil || len(pw.MatchConditions) != 1 {
+		t.Errorf("the rollout plans' webhook: %+v", pw)
 	}
 	type common struct {
 		config, name, path, policy string
@@ -382,11 +390,22 @@ func checkWebhooks(t *testing.T, objs []*manifest.Object, namespace, ca string, 
 func checkRules(t *testing.T, config string, rules []admissionregistrationv1.RuleWithOperations) {
 	t.Helper()
 	seen := map[string][]string{}
+	deletes := 0
 	for _, r := range rules {
 		ops := slices.Clone(r.Operations)
 		slices.Sort(ops)
-		if !reflect.DeepEqual(ops, []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}) {
-			t.Errorf("%s webhook rule %+v: operations %v, want CREATE and UPDATE", config, r, r.Operations)
+		switch {
+		case reflect.DeepEqual(ops, []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}):
+		case config == "validating" && reflect.DeepEqual(ops, []admissionregistrationv1.OperationType{admissionregistrationv1.Delete}):
+			// The one DELETE rule refuses deleting a frozen NodePool,
+			// which would drop its freeze with it (issue #38).
+			if !reflect.DeepEqual(r.APIGroups, []string{"karpenter.sh"}) || !reflect.DeepEqual(r.APIVersions, []string{"v1"}) || !reflect.DeepEqual(r.Resources, []string{"nodepools"}) {
+				t.Errorf("%s webhook DELETE rule %+v, want karpenter.sh/v1 nodepools only", config, r)
+			}
+			deletes++
+			continue
+		default:
+			t.Errorf("%s webhook rule %+v: operations %v, want CREATE and UPDATE (or the validating webhook's NodePool DELETE)", config, r, r.Operations)
 		}
 		if r.Scope == nil || *r.Scope != admissionregistrationv1.ClusterScope {
 			t.Errorf("%s webhook rule %+v: scope must be Cluster (Karpenter's kinds are cluster-scoped)", config, r)
@@ -407,6 +426,9 @@ func checkRules(t *testing.T, config string, rules []admissionregistrationv1.Rul
 	}
 	if !reflect.DeepEqual(seen, karpenterAdmitted) {
 		t.Errorf("%s webhook matches %v, want exactly %v", config, seen, karpenterAdmitted)
+	}
+	if want := map[string]int{"validating": 1}[config]; deletes != want {
+		t.Errorf("%s webhook has %d NodePool DELETE rules, want %d", config, deletes, want)
 	}
 }
 

@@ -11,13 +11,14 @@ import (
 )
 
 // checkOpenReportsCRDs: the chart renders the openreports.io CRDs only
+// (karpgate's own RolloutPlan CRD always)
 // with audit.installReportCRDs, marked for Helm to keep on uninstall; the
 // kustomize component holds the same CRDs; the API server takes them, and
 // then serves ClusterReports.
 func checkOpenReportsCRDs(t *testing.T, env *testenv.Env, kubectl, helm, root string) {
 	chart := filepath.Join(root, "manifests", "charts", "karpgate")
-	if objs := parseObjects(t, "helm default values", run(t, helm, "template", "karpgate", chart, "--namespace", deploy.Namespace)); countKind(objs, "CustomResourceDefinition") != 0 {
-		t.Fatalf("the chart renders CRDs by default")
+	if objs := parseObjects(t, "helm default values", run(t, helm, "template", "karpgate", chart, "--namespace", deploy.Namespace)); countKind(objs, "CustomResourceDefinition") != 1 {
+		t.Fatalf("the chart renders CRDs other than karpgate's own RolloutPlan by default")
 	}
 	fromHelm := parseObjects(t, "helm with audit.installReportCRDs", run(t, helm, "template", "karpgate", chart, "--namespace", deploy.Namespace,
 		"--set", "audit.installReportCRDs=true", "--show-only", "templates/openreports-crds.yaml"))

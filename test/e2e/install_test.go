@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
@@ -49,13 +53,13 @@ var defaults = expectations{replicas: 2, validating: "Fail", mutating: "Ignore",
 		"--audit=true", "--audit-reports=true", "--audit-interval=10m"}}
 
 var renderings = []rendering{
-	{name: "kustomize base", namespace: deploy.Namespace, want: withObjects(defaults, 15), args: func(kubectl, _, root string) []string {
+	{name: "kustomize base", namespace: deploy.Namespace, want: withObjects(defaults, 18), args: func(kubectl, _, root string) []string {
 		return []string{kubectl, "kustomize", filepath.Join(root, "manifests", "base")}
 	}},
-	{name: "kustomize cert-manager overlay", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 19), args: func(kubectl, _, root string) []string {
+	{name: "kustomize cert-manager overlay", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 22), args: func(kubectl, _, root string) []string {
 		return []string{kubectl, "kustomize", filepath.Join(root, "manifests", "overlays", "cert-manager")}
 	}},
-	{name: "helm default values", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 18), args: func(_, helm, root string) []string {
+	{name: "helm default values", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 21), args: func(_, helm, root string) []string {
 		return []string{helm, "template", "karpgate", filepath.Join(root, "manifests", "charts", "karpgate"), "--namespace", deploy.Namespace}
 	}},
 }
@@ -68,7 +72,7 @@ func withObjects(e expectations, n int) expectations {
 // helmVariant is the chart with every value changed that has a template
 // branch, in a namespace of its own.
 var helmVariant = rendering{name: "helm without cert-manager", namespace: "platform", ca: "values", want: expectations{
-	objects: 12, replicas: 1, validating: "Ignore", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 3,
+	objects: 15, replicas: 1, validating: "Ignore", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 3,
 	args: []string{"--controller=false", "--rollout-guard=true", "--rollout-guard-freeze-after=0", "--environment=production", "--request-timeout=2400ms",
 		"--audit=false", "--audit-reports=true", "--audit-interval=1h"},
 }, args: func(_, helm, root string) []string {
@@ -77,6 +81,19 @@ var helmVariant = rendering{name: "helm without cert-manager", namespace: "platf
 		"--set", "controller.enabled=false", "--set", "controller.rolloutGuard=true", "--set", "environment=production", "--set", "replicas=1",
 		"--set", "webhooks.validating.failurePolicy=Ignore", "--set", "webhooks.mutating.timeoutSeconds=3", "--set", "networkPolicy.enabled=false"}
 }}
+
+// helmTrusted is the chart's defaults with the API server's addresses
+// trusted: the flag in the pod, and the NetworkPolicy admitting exactly
+// those to the webhook port (checkTrustedSources).
+var helmTrusted = rendering{name: "helm with trusted sources", namespace: deploy.Namespace, ca: "cert-manager",
+	want: withObjects(expectations{replicas: 2, validating: "Fail", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 10,
+		args: append(slices.Clone(defaults.args), "--trusted-source-cidrs="+strings.Join(trustedSourceCIDRs, ","))}, 18),
+	args: func(_, helm, root string) []string {
+		return []string{helm, "template", "karpgate", filepath.Join(root, "manifests", "charts", "karpgate"), "--namespace", deploy.Namespace,
+			"--set", "trustedSourceCIDRs={" + strings.Join(trustedSourceCIDRs, ",") + "}"}
+	}}
+
+var trustedSourceCIDRs = []string{"10.0.16.0/28", "10.0.32.7/32"}
 
 // testCABundle is base64 of a PEM header: the API server does not parse it
 // until it calls the webhook.
@@ -107,7 +124,7 @@ func TestInstallManifests(t *testing.T) {
 	karpenterService := conversionService(t, env, karpenterCRDs[0])
 
 	rendered := map[string][]*manifest.Object{}
-	for _, r := range append(renderings, helmVariant) {
+	for _, r := range append(renderings, helmVariant, helmTrusted) {
 		t.Run("render and check/"+r.name, func(t *testing.T) {
 			out := run(t, r.args(kubectl, helm, root)...)
 			objs := parseObjects(t, r.name, out)
@@ -195,6 +212,10 @@ func TestInstallManifests(t *testing.T) {
 		}
 	})
 
+	t.Run("render and check/"+helmTrusted.name+"/the NetworkPolicy admits them only", func(t *testing.T) {
+		checkTrustedSources(t, rendered[helmTrusted.name], trustedSourceCIDRs)
+	})
+
 	t.Run("helm default values equal the cert-manager overlay", func(t *testing.T) {
 		sameObjects(t, rendered["kustomize cert-manager overlay"], rendered["helm default values"])
 	})
@@ -218,6 +239,10 @@ func TestInstallManifests(t *testing.T) {
 
 	t.Run("service account permissions", func(t *testing.T) {
 		checkServiceAccountAccess(t, env, deploy.Namespace)
+	})
+
+	t.Run("karpgate writes only its own reports", func(t *testing.T) {
+		checkOwnReports(t, env, root, deploy.Namespace)
 	})
 
 	t.Run("failure policies and recovery", func(t *testing.T) {
@@ -339,4 +364,28 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// checkTrustedSources: the NetworkPolicy admits exactly the trusted
+// addresses to the webhook port.
+func checkTrustedSources(t *testing.T, objs []*manifest.Object, want []string) {
+	t.Helper()
+	for _, o := range objs {
+		if o.Kind() != "NetworkPolicy" {
+			continue
+		}
+		var np networkingv1.NetworkPolicy
+		if err := json.Unmarshal(mustJSON(t, o.Content), &np); err != nil {
+			t.Fatal(err)
+		}
+		var admitted []string
+		for _, peer := range np.Spec.Ingress[0].From {
+			admitted = append(admitted, peer.IPBlock.CIDR)
+		}
+		if np.Spec.Ingress[0].Ports[0].Port.StrVal != deploy.WebhookPortName || !slices.Equal(admitted, want) {
+			t.Errorf("the NetworkPolicy admits %q to port %v, want %q to the webhook port", admitted, np.Spec.Ingress[0].Ports[0].Port, want)
+		}
+		return
+	}
+	t.Error("no NetworkPolicy rendered")
 }

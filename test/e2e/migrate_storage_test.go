@@ -27,7 +27,10 @@ import (
 )
 
 // karpgateConfig turns on karpgate's @latest pinning mutation, so that one
-// object meets a real mutating webhook that would change it.
+// object meets a real mutating webhook that would change it. KG101 only
+// warns at admission: the production EC2NodeClass with a family and no AMI
+// terms is what a v0.37 cluster held before karpgate, and karpgate judges
+// a v1beta1 write as stored, where it is al2023@latest.
 const karpgateConfig = `apiVersion: karpgate.io/v1alpha1
 kind: Config
 amis:
@@ -35,6 +38,9 @@ amis:
     al2023: [v20240807]
 mutations:
   pinLatestAlias: true
+rules:
+  KG101:
+    actions: {admission: warn}
 `
 
 // TestMigrateStorage runs the migration against a real API server whose

@@ -14,6 +14,8 @@ var generatorOnlyModules = []string{
 	"github.com/cert-manager/cert-manager",
 	"github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring",
 	"github.com/prometheus/prometheus",
+	// hack/apigen generates api/karpgate's deepcopy and CRD with it.
+	"sigs.k8s.io/controller-tools",
 }
 
 // The shipped binary links what its users' commands need and no more: not

@@ -23,12 +23,14 @@ import (
 
 // The attacks BenchmarkLoadUnderAttack runs beside the legitimate clients,
 // each the one a test proves refused on its own (webhook/connections_test.go,
-// test/e2e/attack_test.go, webhook/limits_test.go), here all at once and for
+// test/e2e/attack_test.go, test/e2e/slow_senders_test.go,
+// webhook/stall_test.go, webhook/shares_test.go), here all at once and for
 // the whole measured window. The connection and body attacks come from
 // strangers without the API server's client certificate, from three
-// loopback addresses, since the listener counts connections per address;
-// the payload attacks come through the API server (its certificate),
-// because that is how a hostile object reaches /validate and /mutate.
+// loopback addresses other than the API server's, since the listener and
+// the limits count per address; the payload attacks come through the API
+// server (its certificate, or its address), because that is how a hostile
+// object reaches /validate and /mutate.
 
 // outcomes counts what an attacker's attempts came to: "status-<code>"
 // (an answer), "error" (the connection failed or was reset before one),
@@ -47,6 +49,17 @@ func (o *outcomes) add(outcome string) {
 		o.n = map[string]int{}
 	}
 	o.n[outcome]++
+}
+
+// total is how many attempts have ended.
+func (o *outcomes) total() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := 0
+	for _, v := range o.n {
+		n += v
+	}
+	return n
 }
 
 func (o *outcomes) snapshot() map[string]int {

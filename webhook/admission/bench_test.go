@@ -26,13 +26,14 @@ import (
 )
 
 // benchServer is karpgate's webhook server on loopback, set up as
-// `karpgate serve` sets it up with --client-ca-file: the real admission
-// handlers with their memory factor, each requiring the API server's client
-// certificate, and /convert with conversion's body limit and budget (a
-// stand-in handler: the attacks on it are refused before a handler runs).
-// As the baseline of the round trip, /fixed answers "allowed" at once: the
-// same TLS, limits, decoding and encoding, without evaluating. client is
-// the API server: it presents the client certificate.
+// `karpgate serve` sets it up: the real admission handlers with their
+// memory factor, each requiring the API server's client certificate when
+// the server has a client CA, and /convert with conversion's body limit
+// and budget (a stand-in handler: the attacks on it are refused or cut
+// before a handler runs). As the baseline of the round trip, /fixed
+// answers "allowed" at once: the same TLS, limits, decoding and encoding,
+// without evaluating. client is the API server: it connects from
+// 127.0.0.1 and, with a client CA, presents its certificate.
 type benchServer struct {
 	base   string
 	client *http.Client
@@ -43,36 +44,67 @@ type benchServer struct {
 	apiServerTLS *tls.Config
 }
 
-// The bench server's memory budgets are those `karpgate serve` plans with
-// no --memory-limit (cmd/karpgate/app/serve/memory.go): conversion gets
-// one review at its body limit, admission the rest of the default budget.
+// benchInstall is how an install lets karpgate know the API server, and
+// how it divides memory.
+type benchInstall struct {
+	name string
+	// clientCA: --client-ca-file, and the API server presents a
+	// certificate it signed (an AdmissionConfiguration, where the control
+	// plane can be configured).
+	clientCA bool
+	// trusted: --trusted-source-cidrs=127.0.0.1/32, the API server's
+	// address (EKS: its network interfaces in the VPC).
+	trusted bool
+	// admissionBudget and conversionBudget are the memory plan.
+	admissionBudget, conversionBudget int64
+}
+
+// The memory plans. Without --memory-limit `karpgate serve` gives
+// conversion one review at its body limit and admission the rest of the
+// default budget; with the install's --memory-limit 512Mi, the admission
+// budget is what 85% of the limit after the policy check's 64 MiB leaves
+// after 128 MiB for karpgate itself and conversion's share, about 60 MiB
+// (planMemory in cmd/karpgate/app/serve/memory.go; docs/operations.md
+// works it through).
 const (
-	benchConversionBudget = conversionwebhook.DefaultMaxRequestBytes * conversionwebhook.MemoryFactor
-	benchAdmissionBudget  = webhook.DefaultMemoryBudget - benchConversionBudget
+	benchConversionBudget   = conversionwebhook.DefaultMaxRequestBytes * conversionwebhook.MemoryFactor
+	benchAdmissionBudget    = webhook.DefaultMemoryBudget - benchConversionBudget
+	installAdmissionBudget  = (512<<20-64<<20)*85/100 - 128<<20 - benchConversionBudget
+	installConversionBudget = benchConversionBudget
 )
 
-func startBenchServer(b *testing.B) *benchServer {
+// withClientCA is the server the round-trip benchmarks measure.
+var withClientCA = benchInstall{name: "client-ca", clientCA: true, admissionBudget: benchAdmissionBudget, conversionBudget: benchConversionBudget}
+
+func startBenchServer(b *testing.B, install benchInstall) *benchServer {
 	b.Helper()
 	ctrllog.SetLogger(logr.Discard())
 	engines := newEngine(b, "")
 	fixed := ctrladmission.HandlerFunc(func(context.Context, ctrladmission.Request) ctrladmission.Response { return ctrladmission.Allowed("") })
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "{}") })
-	ts := startTLSServer(b, webhook.Limits{Timeout: 8 * time.Second, MemoryBudget: benchAdmissionBudget}, true,
+	opts := tlsServerOptions{limits: webhook.Limits{Timeout: 8 * time.Second, MemoryBudget: install.admissionBudget}, verifyClients: install.clientCA}
+	if install.trusted {
+		opts.trusted = []string{"127.0.0.1"}
+	}
+	ts := startTLSServer(b, opts,
 		webhook.Route{Path: "/validate", Handler: NewValidatingWebhook(engines, logr.Discard()), MemoryFactor: MemoryFactor, MemoryPerValue: MemoryPerValue, RequireClientCert: true},
 		webhook.Route{Path: "/mutate", Handler: NewMutatingWebhook(engines, logr.Discard()), MemoryFactor: MemoryFactor, MemoryPerValue: MemoryPerValue, RequireClientCert: true},
 		webhook.Route{Path: "/fixed", Handler: newWebhook(fixed, "fixed", logr.Discard()), MemoryFactor: MemoryFactor, MemoryPerValue: MemoryPerValue, RequireClientCert: true},
 		webhook.Route{Path: "/convert", Handler: ok, MaxBodyBytes: conversionwebhook.DefaultMaxRequestBytes, MemoryFactor: conversionwebhook.MemoryFactor,
-			Budget: &webhook.Budget{MaxInFlight: 16, Memory: benchConversionBudget}},
+			Budget: &webhook.Budget{MaxInFlight: 16, Memory: install.conversionBudget}},
 	)
-	apiServer, err := ts.bundle.ClientTLS("kube-apiserver")
-	if err != nil {
-		b.Fatal(err)
-	}
 	s := &benchServer{
 		base:         ts.base,
 		caPEM:        ts.bundle.CAPEM,
 		srv:          ts.srv,
-		apiServerTLS: &tls.Config{RootCAs: ts.bundle.CertPool(), Certificates: []tls.Certificate{apiServer}},
+		apiServerTLS: &tls.Config{RootCAs: ts.bundle.CertPool()},
+	}
+	if install.clientCA {
+		apiServer, err := ts.bundle.ClientTLS("kube-apiserver")
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.apiServerTLS.Certificates = []tls.Certificate{apiServer}
 	}
 	s.client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: s.apiServerTLS, MaxIdleConnsPerHost: 128, MaxConnsPerHost: 128,
@@ -126,7 +158,7 @@ func benchCases(b *testing.B) []benchCase {
 // of their medians and 99th percentiles are x-fixed-allowed-p50 and
 // x-fixed-allowed-p99; ns/op is one of each.
 func BenchmarkAdmissionRoundTrip(b *testing.B) {
-	s := startBenchServer(b)
+	s := startBenchServer(b, withClientCA)
 	for _, c := range benchCases(b) {
 		b.Run(c.name, func(b *testing.B) {
 			must := func(path string, body []byte, allowed bool) func() {
@@ -148,7 +180,7 @@ var loadDuration = flag.Duration("load.duration", 2*time.Second, "how long Bench
 // whatever b.N. It reports latency percentiles, throughput and errors, and
 // fails on any error.
 func BenchmarkLoad(b *testing.B) {
-	s := startBenchServer(b)
+	s := startBenchServer(b, withClientCA)
 	b.ResetTimer()
 	r := runLoad(s, benchCases(b), *loadDuration)
 	b.StopTimer()
@@ -228,7 +260,7 @@ var valueCountSink int64
 // values, against the round trip it is part of (x-roundtrip-p50 is the
 // count's share of a whole request's p50).
 func BenchmarkValueCount(b *testing.B) {
-	s := startBenchServer(b)
+	s := startBenchServer(b, withClientCA)
 	for _, c := range benchCases(b) {
 		b.Run(c.name, func(b *testing.B) {
 			count := func() { valueCountSink = webhook.ValueCount(c.body) }

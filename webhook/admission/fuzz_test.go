@@ -65,7 +65,9 @@ func FuzzAdmissionReview(f *testing.F) {
 }
 
 // FuzzObjects keeps the review well formed and fuzzes the objects in it,
-// so that the engine and the mutations see arbitrary Karpenter objects.
+// so that the engine, the mutations and, for v1beta1 objects, the
+// conversion to the stored form and the weighing of restore records see
+// arbitrary Karpenter objects.
 func FuzzObjects(f *testing.F) {
 	seeds := [][2]map[string]any{
 		{nodeClass("p", production, "al2023@latest"), nodeClass("p", production, "al2023@v20240807")},
@@ -82,6 +84,18 @@ func FuzzObjects(f *testing.F) {
 	f.Add([]byte(`{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"p"},"spec":{"disruption":{"budgets":"x"}}}`), []byte(frozen), true)
 	f.Add([]byte(`{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"p","annotations":null},"spec":{"disruption":null}}`), []byte(frozen), true)
 	f.Add([]byte(`{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"p","annotations":{"karpgate.io/waive-KG1":{"a":1},"karpgate.io/waivers-set-by":"[]"}}}`), []byte(`{"metadata":{"annotations":{"karpgate.io/waive-KG1":{"a":1}}}}`), true)
+	// v1beta1 writes, judged as stored too: honest and forged restore
+	// records, and records the conversion refuses.
+	pinned := nodeClass("p", production, "al2023@v20240807")
+	pinned["spec"].(map[string]any)["kubelet"] = map[string]any{"maxPods": int64(110)}
+	view := asV1Beta1(f, pinned)
+	f.Add(mustJSON(f, view), mustJSON(f, view), true)
+	f.Add(mustJSON(f, withRecord(f, view, []any{"spec", "amiSelectorTerms"}, `[{"alias":"al2023@v20240807"}]`, `[{"alias":"al2023@latest"}]`)), mustJSON(f, view), true)
+	f.Add(mustJSON(f, withRecord(f, view, []any{"metadata", "annotations", "karpgate.io/waive-KG101"}, "", `"x"`)), []byte(`null`), false)
+	f.Add(mustJSON(f, withRecord(f, view, []any{"metadata", "labels"}, `{"karpgate.io/environment":"production"}`, `{}`)), mustJSON(f, view), true)
+	f.Add(mustJSON(f, asV1Beta1(f, nodePool("p", fullRef, map[string]any{"nodes": "0", "reasons": []any{"Underutilized"}}))), []byte(`{"apiVersion":"karpenter.sh/v1beta1","kind":"NodePool","spec":{}}`), true)
+	f.Add([]byte(`{"apiVersion":"karpenter.k8s.aws/v1beta1","kind":"EC2NodeClass","metadata":{"annotations":{"karpgate.io/restore-v1":"{\"records\":[{\"path\":[\"spec\",0]},{\"path\":[\"metadata\",\"labels\",\"karpgate.io/x\"],\"original\":1}],\"metadata\":{}}"}},"spec":{"amiFamily":"AL2023","tags":{"karpgate.io/environment":"prod"}}}`),
+		[]byte(`{"apiVersion":"karpenter.k8s.aws/v1beta1","kind":"EC2NodeClass","spec":{"amiFamily":"Ubuntu"}}`), true)
 	handlers := fuzzHandlers(f, pinning)
 	f.Fuzz(func(t *testing.T, object, oldObject []byte, update bool) {
 		if !json.Valid(object) || !json.Valid(oldObject) {

@@ -30,7 +30,7 @@ func keep(r review, doc map[string]any, now time.Time) (ops []patchOperation, wa
 	if r.kind != karpenter.KindNodePool || r.oldObject == nil {
 		return ops, warnings, nil
 	}
-	kept, err := guard.Keep(doc, r.oldObject)
+	kept, err := guard.Keep(doc, r.oldObject, now)
 	if err != nil || kept == nil {
 		return ops, warnings, err
 	}
@@ -46,8 +46,11 @@ func keep(r review, doc map[string]any, now time.Time) (ops []patchOperation, wa
 }
 
 func holdName(m *holdrecord.Marker) string {
-	if m.Frozen() {
+	switch {
+	case m.Frozen():
 		return "its freeze of drift"
+	case m.RolloutPlan() != "":
+		return "the wave hold of rollout plan " + m.RolloutPlan()
 	}
 	return "the rollout guard's hold of drift"
 }

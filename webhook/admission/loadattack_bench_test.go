@@ -16,6 +16,7 @@ import (
 	"github.com/karpgate/karpgate/internal/serving"
 	"github.com/karpgate/karpgate/test/benchratio"
 	"github.com/karpgate/karpgate/test/wait"
+	"github.com/karpgate/karpgate/webhook"
 	conversionwebhook "github.com/karpgate/karpgate/webhook/conversion"
 )
 
@@ -26,26 +27,36 @@ import (
 // server.
 const parkedConnections = 300
 
-// heapBound is what the process's heap may reach above its idle size while
-// attacked: the request budgets plus the 128 MiB `karpgate serve` sets
-// aside for everything else (baseReserve in cmd/karpgate/app/serve/memory.go:
-// policy evaluations, caches, TLS state). The benchmark's own clients and
-// attackers share the heap, so the bound is conservative.
-const heapBound = benchAdmissionBudget + benchConversionBudget + 128<<20
+// loadInstalls are the installs BenchmarkLoadUnderAttack runs, each on the
+// memory plan of the install's --memory-limit 512Mi: with the client CA
+// (where the control plane can be configured), with the API server's
+// address trusted (EKS), and with neither (the default).
+var loadInstalls = []benchInstall{
+	{name: "client-ca", clientCA: true, admissionBudget: installAdmissionBudget, conversionBudget: installConversionBudget},
+	{name: "trusted-source", trusted: true, admissionBudget: installAdmissionBudget, conversionBudget: installConversionBudget},
+	{name: "default", admissionBudget: installAdmissionBudget, conversionBudget: installConversionBudget},
+}
 
-// BenchmarkLoadUnderAttack is BenchmarkLoad's clients for -load.duration
-// alone (the baseline), then again with every attack running beside them
-// against the same server, in the same process (make load: 30 s each). It
-// reports the legitimate clients' p50 and p99 in both phases and their
-// ratios (x-baseline-p50, x-baseline-p99), their errors, what each attack
-// came to, and the peak heap of each phase. It fails when a legitimate
-// request fails in either phase: every attack is refused before it takes
-// a request slot or memory the API server's requests need (strangers
-// without its certificate get 401 on admission, conversion has a budget
-// of its own, parked connections are closed to make room), and the hostile
-// payloads through the API server are bounded by the sandbox and the
-// memory budget, so none of them may cost a legitimate answer. It fails,
-// too, when the heap goes over heapBound or an attack did not happen.
+// BenchmarkLoadUnderAttack is, for each of loadInstalls, BenchmarkLoad's
+// clients for -load.duration alone (the baseline), then again with every
+// attack running beside them against the same server, in the same process
+// (make load: 30 s each). It reports the legitimate clients' p50 and p99
+// in both phases and their ratios (x-baseline-p50, x-baseline-p99), their
+// errors, what each attack came to, and the peak heap of each phase. It
+// fails when a legitimate request fails in either phase: every attack is
+// refused, or cut, before it takes a request slot or memory the API
+// server's requests need (strangers without its certificate get 401 on
+// admission; bodies are charged as they arrive and cut when they fall
+// behind their pace; strangers hold at most their share, conversion has a
+// budget of its own; parked connections are closed to make room), and the
+// hostile payloads through the API server are bounded by the sandbox and
+// the memory budget, so none of them may cost a legitimate answer. It
+// fails, too, when the heap goes over the install's budgets and base
+// reserve or an attack did not happen.
+//
+// Without a client CA or trusted addresses no connection is known, so the
+// default install runs every attack but the connection ones, which
+// docs/operations.md says it has no answer to (the NetworkPolicy is).
 //
 // It skips itself unless -load.attacks names the attacks: under make bench
 // a two-second run beside hundreds of attackers measures little and takes
@@ -54,10 +65,23 @@ func BenchmarkLoadUnderAttack(b *testing.B) {
 	if *loadAttacks == "" {
 		b.Skip("make load runs it (-load.attacks all)")
 	}
-	s := startBenchServer(b)
+	for _, install := range loadInstalls {
+		b.Run(install.name, func(b *testing.B) { loadUnderAttack(b, install) })
+	}
+}
+
+func loadUnderAttack(b *testing.B, install benchInstall) {
+	s := startBenchServer(b, install)
 	cases := benchCases(b)
 	hostile := hostilePayloads(b)
 	idle := benchratio.HeapObjects()
+	// What the process's heap may reach above its idle size while
+	// attacked: the request budgets plus the 128 MiB `karpgate serve` sets
+	// aside for everything else (baseReserve in
+	// cmd/karpgate/app/serve/memory.go: policy evaluations, caches, TLS
+	// state). The benchmark's own clients and attackers share the heap,
+	// so the bound is conservative.
+	heapBound := uint64(install.admissionBudget + install.conversionBudget + 128<<20)
 
 	b.ResetTimer()
 	var baseHeap, attackHeap uint64
@@ -66,24 +90,29 @@ func BenchmarkLoadUnderAttack(b *testing.B) {
 	baseHWM := vmHWM(b)
 
 	a := newAttackers()
-	a.start(selectAttacks(b, []attack{
+	a.start(selectAttacks(b, install, []attack{
 		{"parked", parkedConnections, a.park(s, true)},
 		{"fresh", parkedConnections, a.park(s, false)},
-		// One unfinished conversion review holds conversion's whole
-		// budget until its body deadline; the rest are turned away.
+		// Issue 38: strangers that keep announcing bodies at the admission
+		// limit and sending nothing, to every route.
+		{"announcing", 32, bodyAttack(s, []string{"/validate", "/mutate", "/convert"}, webhook.DefaultMaxBodyBytes, 0)},
+		// Conversion reviews that send their first MiB of 31 and stop.
 		{"unfinished", 8, bodyAttack(s, []string{"/convert", "/validate"}, conversionwebhook.DefaultMaxRequestBytes-1<<20, 1<<20)},
 		{"chunked", 4, bodyAttack(s, []string{"/convert", "/validate", "/mutate"}, -1, 1<<10)},
 		{"oversized", 4, bodyAttack(s, []string{"/convert", "/validate"}, conversionwebhook.DefaultMaxRequestBytes+1, 1<<10)},
 		{"hostile", 2, payloadAttack(s, hostile)},
 	}))
-	// The measured window starts once the parked connections fill what
-	// the listener lets strangers hold (each attack address its share of
-	// the unverified connections) and it has begun to turn them away, so
-	// the attack is at full strength throughout.
+	// The measured window starts once every attack is at full strength:
+	// the parked connections fill what the listener lets strangers hold
+	// (each attack address its share) and it has begun to turn them away,
+	// and each announcer has been answered once.
 	if a.results["parked"] != nil || a.results["fresh"] != nil {
 		wait.For(b, "the parked connections to fill the strangers' share of the listener", func() bool {
 			return a.parked.Load() >= 64 && a.turnedAway() > 0
 		})
+	}
+	if o := a.results["announcing"]; o != nil {
+		wait.For(b, "every announcer to have been answered once", func() bool { return o.total() >= 32 })
 	}
 	attackHeap = peakHeapDuring(func() { attacked = runLoad(s, cases, *loadDuration) })
 	open := s.srv.OpenConnections()
@@ -122,11 +151,11 @@ func BenchmarkLoadUnderAttack(b *testing.B) {
 	}
 	// The figures go to the log too: a failed benchmark prints no metrics,
 	// and a failure is when they matter most.
-	b.Logf("legitimate p50/p99: %.1f/%.1f ms alone, %.1f/%.1f ms under attack (x%.2f/x%.2f); requests %d alone, %d under attack; peak heap above idle %d MiB alone, %d MiB under attack; VmHWM %d MiB",
-		base.percentile(0.50), base.percentile(0.99), attacked.percentile(0.50), attacked.percentile(0.99),
+	b.Logf("%s: legitimate p50/p99: %.1f/%.1f ms alone, %.1f/%.1f ms under attack (x%.2f/x%.2f); requests %d alone, %d under attack; peak heap above idle %d MiB alone, %d MiB under attack; VmHWM %d MiB",
+		install.name, base.percentile(0.50), base.percentile(0.99), attacked.percentile(0.50), attacked.percentile(0.99),
 		ratio(attacked.percentile(0.50), base.percentile(0.50)), ratio(attacked.percentile(0.99), base.percentile(0.99)),
 		len(base.latencies), len(attacked.latencies), (baseHeap-min(baseHeap, idle))>>20, (attackHeap-min(attackHeap, idle))>>20, attackHWM>>20)
-	b.Logf("attack outcomes: %s", strings.Join(summary, ", "))
+	b.Logf("%s: attack outcomes: %s", install.name, strings.Join(summary, ", "))
 
 	if base.errors > 0 || attacked.errors > 0 {
 		b.Fatalf("legitimate requests failed: %d of %d alone (first: %v), %d of %d under attack (first: %v)",
@@ -140,21 +169,30 @@ func BenchmarkLoadUnderAttack(b *testing.B) {
 	}
 }
 
-var loadAttacks = flag.String("load.attacks", "", "the attacks BenchmarkLoadUnderAttack runs, comma-separated (parked, fresh, unfinished, chunked, oversized, hostile) or all (make load); empty: it skips itself")
+var loadAttacks = flag.String("load.attacks", "", "the attacks BenchmarkLoadUnderAttack runs, comma-separated (parked, fresh, announcing, unfinished, chunked, oversized, hostile) or all (make load); empty: it skips itself")
+
+// connectionAttacks park connections; without a client CA or trusted
+// addresses the listener knows no connection to spare.
+var connectionAttacks = []string{"parked", "fresh"}
 
 // selectAttacks keeps the attacks -load.attacks names, to tell which of
-// them a change in the figures comes from.
-func selectAttacks(b *testing.B, all []attack) []attack {
-	if *loadAttacks == "all" {
-		return all
-	}
+// them a change in the figures comes from, and that the install has an
+// answer to.
+func selectAttacks(b *testing.B, install benchInstall, all []attack) []attack {
 	var out []attack
-	for _, name := range strings.Split(*loadAttacks, ",") {
-		i := slices.IndexFunc(all, func(a attack) bool { return a.name == name })
-		if i < 0 {
-			b.Fatalf("-load.attacks: no attack %q; the attacks are parked, fresh, unfinished, chunked, oversized and hostile", name)
+	if *loadAttacks == "all" {
+		out = all
+	} else {
+		for _, name := range strings.Split(*loadAttacks, ",") {
+			i := slices.IndexFunc(all, func(a attack) bool { return a.name == name })
+			if i < 0 {
+				b.Fatalf("-load.attacks: no attack %q; the attacks are parked, fresh, announcing, unfinished, chunked, oversized and hostile", name)
+			}
+			out = append(out, all[i])
 		}
-		out = append(out, all[i])
+	}
+	if !install.clientCA && !install.trusted {
+		out = slices.DeleteFunc(out, func(a attack) bool { return slices.Contains(connectionAttacks, a.name) })
 	}
 	return out
 }

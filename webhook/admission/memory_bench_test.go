@@ -21,7 +21,9 @@ import (
 // it (peak/charged: MemoryFactor per byte plus MemoryPerValue per JSON
 // value), which must stay at or below 1. "labels" is an UPDATE of a
 // NodePool with 2000 template labels (about 1 MiB of review, the size
-// etcd's object limit allows), the shape MemoryFactor is measured on;
+// etcd's object limit allows), the shape MemoryFactor is measured on, and
+// "labels-v1beta1" the same as v1beta1, which is judged twice, as sent
+// and converted as stored;
 // "wide" is a CREATE carrying a million-element array of one-digit
 // numbers in 2 MiB, the shape MemoryPerValue is measured on.
 func BenchmarkReviewMemory(b *testing.B) {
@@ -40,6 +42,8 @@ func BenchmarkReviewMemory(b *testing.B) {
 		body []byte
 	}{
 		{"labels", request{op: admissionv1.Update, object: pool, old: old}.body(b)},
+		// The same write as v1beta1, also judged as stored (converted).
+		{"labels-v1beta1", request{op: admissionv1.Update, object: asV1Beta1(b, pool), old: asV1Beta1(b, old)}.body(b)},
 		{"wide", wideBody},
 	} {
 		b.Run(c.name, func(b *testing.B) {

@@ -24,6 +24,19 @@ func denialMessage(ref string, denials []policies.Finding) string {
 	return b.String()
 }
 
+// refusalMessage is denialMessage after the reasons the object cannot be
+// stored as written (restore records, a failed conversion), one a line.
+func refusalMessage(ref string, refusals []string, denials []policies.Finding) string {
+	if len(refusals) == 0 {
+		return denialMessage(ref, denials)
+	}
+	msg := ref + " cannot be stored as written:\n" + strings.Join(refusals, "\n")
+	if len(denials) > 0 {
+		msg += "\n" + denialMessage(ref, denials)
+	}
+	return msg
+}
+
 // warning is how kubectl shows a finding that does not deny.
 func warning(f policies.Finding) string { return oneLine(f.String()) }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/conversion"
+	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/internal/treepatch"
 	"github.com/karpgate/karpgate/policies"
 )
@@ -62,7 +63,7 @@ func (m *Mutator) Handle(ctx context.Context, req ctrladmission.Request) ctrladm
 		doc, patch, warnings = m.mutate(r, res.Findings)
 	}
 	// What karpgate owns on the object is kept whatever the rules did.
-	if kept, keptWarnings, keepErr := m.keep(r, doc); keepErr != nil {
+	if kept, keptWarnings, keepErr := m.keep(ctx, r, doc); keepErr != nil {
 		m.Log.Error(keepErr, "could not keep karpgate's annotations or hold", "object", r.ref)
 		warnings = append(warnings, oneLine(fmt.Sprintf("karpgate could not keep its own state on %s: %v", r.ref, keepErr)))
 	} else {
@@ -89,11 +90,19 @@ func (m *Mutator) Handle(ctx context.Context, req ctrladmission.Request) ctrladm
 }
 
 // keep applies the operations that keep karpgate's own state (see keep)
-// after the rules' mutations.
-func (m *Mutator) keep(r review, doc map[string]any) ([]patchOperation, []string, error) {
+// after the rules' mutations. What is kept comes from the stored object:
+// for a v1beta1 write, the old object converted back to v1, not its
+// v1beta1 view, which a restore-v1beta1 record on the stored object could
+// dress with a waiver or a hold record that storage does not hold.
+func (m *Mutator) keep(ctx context.Context, r review, doc map[string]any) ([]patchOperation, []string, error) {
 	now := time.Now
 	if m.Now != nil {
 		now = m.Now
+	}
+	if judgedAsStored(r) && r.oldObject != nil {
+		if old, err := conversion.Convert(ctx, r.oldObject, karpenter.V1, conversion.Options{}); err == nil {
+			r.oldObject = old
+		}
 	}
 	ops, warnings, err := keep(r, doc, now())
 	if err != nil || len(ops) == 0 {

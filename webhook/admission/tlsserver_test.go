@@ -8,6 +8,7 @@ import (
 
 	"github.com/karpgate/karpgate/internal/devcluster/localca"
 	"github.com/karpgate/karpgate/internal/devcluster/loopback"
+	"github.com/karpgate/karpgate/internal/serving"
 	"github.com/karpgate/karpgate/test/background"
 	"github.com/karpgate/karpgate/test/wait"
 	"github.com/karpgate/karpgate/webhook"
@@ -20,10 +21,20 @@ type tlsServer struct {
 	bundle *localca.Bundle // clients trust bundle.CertPool(); bundle.ClientTLS signs the API server's certificate
 }
 
-// startTLSServer serves routes within limits until tb ends, verifying
-// client certificates against its CA when verifyClients (as serve does
-// with --client-ca-file), and returns once it serves.
-func startTLSServer(tb testing.TB, limits webhook.Limits, verifyClients bool, routes ...webhook.Route) *tlsServer {
+// tlsServerOptions are how a test server is set up as `karpgate serve`
+// would be: its limits, and how it knows the API server.
+type tlsServerOptions struct {
+	limits webhook.Limits
+	// verifyClients checks client certificates against the server's CA,
+	// as serve does with --client-ca-file.
+	verifyClients bool
+	// trusted are the API server's addresses, as serve takes them with
+	// --trusted-source-cidrs.
+	trusted []string
+}
+
+// startTLSServer serves routes until tb ends and returns once it serves.
+func startTLSServer(tb testing.TB, o tlsServerOptions, routes ...webhook.Route) *tlsServer {
 	tb.Helper()
 	dir := tb.TempDir()
 	bundle, err := localca.New([]string{"127.0.0.1"}, time.Hour)
@@ -34,8 +45,12 @@ func startTLSServer(tb testing.TB, limits webhook.Limits, verifyClients bool, ro
 		tb.Fatal(err)
 	}
 	port := loopback.TestPort(tb)
-	opts := webhook.Options{CertDir: dir, Host: "127.0.0.1", Port: port, Limits: limits, Routes: routes}
-	if verifyClients {
+	trusted, err := serving.ParseTrustedSources(o.trusted)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	opts := webhook.Options{CertDir: dir, Host: "127.0.0.1", Port: port, Limits: o.limits, TrustedSources: trusted, Routes: routes}
+	if o.verifyClients {
 		opts.ClientCAFile = filepath.Join(dir, localca.CAFile)
 	}
 	srv, err := webhook.New(opts)

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
 	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/karpgate/karpgate/config"
+	"github.com/karpgate/karpgate/conversion"
 	"github.com/karpgate/karpgate/internal/manifest"
 	"github.com/karpgate/karpgate/internal/valuekey"
 	"github.com/karpgate/karpgate/policies"
@@ -39,15 +41,9 @@ type Validator struct {
 	Twins Twins
 	Log   logr.Logger
 	// Now is karpgate's clock, which hold records may not be dated after
-	// (by more than holdrecord.MaxSkew); nil means time.Now.
+	// (by more than holdrecord.MaxSkew) and the record of who set a waiver
+	// is checked against (waiver.CheckRecord); nil means time.Now.
 	Now func() time.Time
-}
-
-func (v *Validator) now() time.Time {
-	if v.Now != nil {
-		return v.Now()
-	}
-	return time.Now()
 }
 
 // Twins says whether the API server enforces rule's CEL twin with action
@@ -62,6 +58,13 @@ func (v *Validator) now() time.Time {
 // Warn twin's findings to the policy.
 type Twins interface {
 	Covered(rule string, action config.Action) bool
+}
+
+func (v *Validator) now() time.Time {
+	if v.Now != nil {
+		return v.Now()
+	}
+	return time.Now()
 }
 
 var _ ctrladmission.Handler = (*Validator)(nil)
@@ -83,62 +86,146 @@ func (v *Validator) Handle(ctx context.Context, req ctrladmission.Request) ctrla
 		countRequest(validating, r, verdictDenied)
 		return *refusal
 	}
+	// The record is karpgate's own, whatever the rules: checked first.
+	if refusal := recordRefusal(r, v.now()); refusal != "" {
+		countRequest(validating, r, verdictDenied)
+		return ctrladmission.Denied(refusal)
+	}
 	engine := v.Engines.Engine()
 	start := time.Now()
-	res, err := engine.Evaluate(ctx, r.request())
-	var before *policies.Result
-	if err == nil && r.oldObject != nil && res.Denied() {
-		before, err = engine.Evaluate(ctx, policies.Request{Object: r.oldObject, Point: config.Admission})
-	}
+	lines, refusals, err := v.judgeForms(ctx, engine, r)
 	evaluationSeconds.WithLabelValues(validating).Observe(time.Since(start).Seconds())
 	if err != nil {
 		countRequest(validating, r, verdictError)
 		v.Log.Error(err, "evaluation failed", "object", r.ref, "operation", r.operation)
 		return ctrladmission.Errored(http.StatusInternalServerError, evaluationError(r, err, "the validating webhook fails closed, so the request is refused"))
 	}
-	denials, warnings := judge(r, res, before, v.Twins)
-	if len(denials) > 0 {
+	denials, warnings := render(r, lines, v.Twins)
+	if len(denials) > 0 || len(refusals) > 0 {
 		countRequest(validating, r, verdictDenied)
-		return ctrladmission.Denied(denialMessage(r.ref, denials)).WithWarnings(warnings...)
+		return ctrladmission.Denied(refusalMessage(r.ref, refusals, denials)).WithWarnings(warnings...)
 	}
 	countRequest(validating, r, verdictAllowed)
 	return ctrladmission.Allowed("").WithWarnings(warnings...)
 }
 
-// judge sorts findings into denials and warnings; the engine leaves
-// mutation rules to the mutating webhook. before holds the old object's
-// findings on an UPDATE that has denials; twins, when set, the rules
-// whose warnings the API server already gives.
-func judge(r review, res *policies.Result, before *policies.Result, twins Twins) (denials []policies.Finding, warnings []string) {
-	existing := map[string]bool{}
-	if before != nil {
-		for _, f := range before.Denials() {
-			existing[grandfatherKey(f, r.oldObject)] = true
+// judgeForms judges the object as the client sent it and, for a v1beta1
+// write, as the API server will store it (stored.go), and merges the two
+// verdicts. refusals are the restore records the write may not carry.
+func (v *Validator) judgeForms(ctx context.Context, engine *policies.Engine, r review) (lines []verdictLine, refusals []string, err error) {
+	now := engine.Now() // one instant for every evaluation of the request
+	sent := form{object: r.object, oldObject: r.oldObject}
+	if lines, err = judgeForm(ctx, engine, r, sent, now); err != nil || !judgedAsStored(r) {
+		return lines, nil, err
+	}
+	stored, err := asStored(ctx, engine, r, now)
+	var convErr *conversion.Error
+	if errors.As(err, &convErr) {
+		// The API server's conversion, the same code, would fail as well.
+		return lines, []string{oneLine(fmt.Sprintf("karpgate cannot convert it to v1, as the API server must to store it: %v", convErr.Err))}, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if stored.oldObject == nil && r.oldObject != nil {
+		v.Log.Info("the old object does not convert to v1; its stored form is judged without it", "object", r.ref)
+	}
+	storedLines, err := judgeForm(ctx, engine, r, stored.form, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	return mergeForms(lines, storedLines, r.object, stored.apiVersion), stored.refusals, nil
+}
+
+// form is one shape of what a request writes: the object and old object as
+// the client sent them, or as they will be stored.
+type form struct {
+	object, oldObject map[string]any
+}
+
+// verdictLine is one finding and what it does to the request.
+type verdictLine struct {
+	finding policies.Finding
+	action  string // actionDeny, actionGrandfathered, actionWarn, actionAudit or actionWaived
+}
+
+// judgeForm evaluates one form and sorts its findings; the engine leaves
+// mutation rules to the mutating webhook. On an UPDATE with denials or
+// same-write waivers (see sameWriteWaiver), the old object of the same form
+// is evaluated too: a denial it already had is grandfathered, and such a
+// waiver waives only a denial the old object had too, denied or waived.
+func judgeForm(ctx context.Context, engine *policies.Engine, r review, f form, now time.Time) ([]verdictLine, error) {
+	req := r.request()
+	req.Object, req.OldObject, req.Now = f.object, f.oldObject, now
+	res, err := engine.Evaluate(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	written := r
+	written.object, written.oldObject = f.object, f.oldObject
+	sameWrite := sameWriteWaiver(engine.Config(), written)
+	existing, had := map[string]bool{}, map[string]bool{}
+	if f.oldObject != nil && (res.Denied() || slices.ContainsFunc(res.Waived, sameWrite)) {
+		before, err := engine.Evaluate(ctx, policies.Request{Object: f.oldObject, Point: config.Admission, Now: now})
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range before.Denials() {
+			existing[grandfatherKey(d, f.oldObject)] = true
+			had[grandfatherKey(d, f.oldObject)] = true
+		}
+		for _, w := range before.Waived {
+			if w.Action == config.Deny {
+				had[grandfatherKey(w, f.oldObject)] = true
+			}
 		}
 	}
-	for _, f := range res.Findings {
+	lines := make([]verdictLine, 0, len(res.Findings)+len(res.Waived))
+	for _, finding := range res.Findings {
+		action := actionWarn
 		switch {
-		case f.Action == config.Deny && existing[grandfatherKey(f, r.object)]:
-			warnings = append(warnings, grandfathered(f))
-			countFinding(validating, r, f.RuleID, actionGrandfathered)
-		case f.Action == config.Deny:
-			denials = append(denials, f)
-			countFinding(validating, r, f.RuleID, actionDeny)
-		case f.Action == config.Audit:
-			// Recorded, never shown: the audit of stored objects reports it.
-			countFinding(validating, r, f.RuleID, actionAudit)
-		case twins != nil && twins.Covered(f.RuleID, config.Warn):
+		case finding.Action == config.Deny && existing[grandfatherKey(finding, f.object)]:
+			action = actionGrandfathered
+		case finding.Action == config.Deny:
+			action = actionDeny
+		case finding.Action == config.Audit:
+			action = actionAudit
+		}
+		lines = append(lines, verdictLine{finding, action})
+	}
+	for _, finding := range res.Waived {
+		if sameWrite(finding) && !had[grandfatherKey(finding, f.object)] {
+			lines = append(lines, verdictLine{notWaived(finding), actionDeny})
+			continue
+		}
+		lines = append(lines, verdictLine{finding, actionWaived})
+	}
+	return lines, nil
+}
+
+// render counts each line and turns it into a denial or a warning. Audit
+// findings are only counted: the audit of stored objects reports them;
+// twins, when set, the rules whose warnings the API server already gives.
+func render(r review, lines []verdictLine, twins Twins) (denials []policies.Finding, warnings []string) {
+	for _, l := range lines {
+		if l.action == actionWarn && twins != nil && twins.Covered(l.finding.RuleID, config.Warn) {
 			// The policy's Warn binding shows it; kubectl shows it once.
-			countFinding(validating, r, f.RuleID, actionTwin)
-		default:
-			warnings = append(warnings, warning(f))
-			countFinding(validating, r, f.RuleID, actionWarn)
+			countFinding(validating, r, l.finding.RuleID, actionTwin)
+			continue
+		}
+		countFinding(validating, r, l.finding.RuleID, l.action)
+		switch l.action {
+		case actionDeny:
+			denials = append(denials, l.finding)
+		case actionGrandfathered:
+			warnings = append(warnings, grandfathered(l.finding))
+		case actionWaived:
+			warnings = append(warnings, waived(l.finding))
+		case actionWarn:
+			warnings = append(warnings, warning(l.finding))
 		}
 	}
-	for _, f := range res.Waived {
-		warnings = append(warnings, waived(f))
-		countFinding(validating, r, f.RuleID, actionWaived)
-	}
+	policies.SortFindings(denials)
 	return denials, warnings
 }
 

@@ -52,7 +52,8 @@ func TestValidatingWebhook(t *testing.T) {
 			warnings: []string{`KG102 spec.amiSelectorTerms[0].alias: alias "al2023@latest" follows every AMI release: each release drifts and replaces every node of this EC2NodeClass (fix: Pin a version you have tested, such as al2023@v20240807)`},
 		},
 		{
-			name: "waived @latest in production", req: request{op: admissionv1.Create, object: waivedLatest}, allowed: true,
+			// The waiver is stored: a write that adds one is in waivers_test.go.
+			name: "waived @latest in production", req: request{op: admissionv1.Update, object: patch(t, waivedLatest, `[{"op":"add","path":"/metadata/labels/team","value":"web"}]`), old: waivedLatest}, allowed: true,
 			warnings: []string{`KG101 waived by annotation karpgate.io/waive-KG101 ("canary fleet, rolled by hand") at spec.amiSelectorTerms[0].alias: alias "al2023@latest" follows every AMI release`},
 		},
 		{
@@ -211,8 +212,12 @@ func verdict(t *testing.T, hook http.Handler, req request) (allowed bool, denied
 func TestAuthorCannotSwitchOffProductionRules(t *testing.T) {
 	hook := NewValidatingWebhook(newEngine(t, "amis:\n  approvedAliasVersions:\n    al2023: [v20240807]\n"), logr.Discard())
 	pinned := nodeClass("production", production, "al2023@v20240807")
+	// A waiver added in a write of its own: one added with the label's
+	// removal does not waive it (waivers_test.go).
+	waivedKG604 := withAnnotations(pinned, map[string]any{"karpgate.io/waive-KG604": "moved to the batch cluster, ticket OPS-12"})
 	tests := []struct {
 		name     string
+		old      map[string]any // nil: pinned
 		object   map[string]any
 		allowed  bool
 		denied   []string
@@ -234,20 +239,26 @@ func TestAuthorCannotSwitchOffProductionRules(t *testing.T) {
 			denied: []string{"KG604"},
 		},
 		{
-			name:     "label removed with a waiver",
-			object:   patch(t, pinned, `[{"op":"remove","path":"/metadata/labels"},{"op":"add","path":"/metadata/annotations","value":{"karpgate.io/waive-KG604":"moved to the batch cluster, ticket OPS-12"}}]`),
+			name:     "label removed with a waiver stored before",
+			old:      waivedKG604,
+			object:   patch(t, waivedKG604, `[{"op":"remove","path":"/metadata/labels"}]`),
 			allowed:  true,
 			warnings: []string{`KG604 waived by annotation karpgate.io/waive-KG604 ("moved to the batch cluster, ticket OPS-12") at metadata.labels[karpgate.io/environment]`},
 		},
 		{
 			name:   "a waiver of KG604 does not waive KG101",
-			object: patch(t, pinned, `[{"op":"remove","path":"/metadata/labels"},{"op":"replace","path":"/spec/amiSelectorTerms/0/alias","value":"al2023@latest"},{"op":"add","path":"/metadata/annotations","value":{"karpgate.io/waive-KG604":"leaving production"}}]`),
+			old:    waivedKG604,
+			object: patch(t, waivedKG604, `[{"op":"remove","path":"/metadata/labels"},{"op":"replace","path":"/spec/amiSelectorTerms/0/alias","value":"al2023@latest"}]`),
 			denied: []string{"KG101"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			allowed, denied, warnings := verdict(t, hook, request{op: admissionv1.Update, object: tt.object, old: pinned})
+			old := tt.old
+			if old == nil {
+				old = pinned
+			}
+			allowed, denied, warnings := verdict(t, hook, request{op: admissionv1.Update, object: tt.object, old: old})
 			if allowed != tt.allowed || !slices.Equal(denied, tt.denied) {
 				t.Fatalf("allowed %v, denied by %v; want %v, %v (warnings %q)", allowed, denied, tt.allowed, tt.denied, warnings)
 			}

@@ -39,7 +39,7 @@ func TestWideReviewsAreChargedTheirValues(t *testing.T) {
 			"JSON values (array elements and object members), which need 84MiB of memory at peak (64 bytes a value on top of 10 a byte), more than the 64MiB budget for requests (--memory-limit)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ts := startTLSServer(t, webhook.Limits{MemoryBudget: tt.budget}, false,
+			ts := startTLSServer(t, tlsServerOptions{limits: webhook.Limits{MemoryBudget: tt.budget}},
 				webhook.Route{Path: "/validate", Handler: NewValidatingWebhook(engines, logr.Discard()), MemoryFactor: MemoryFactor, MemoryPerValue: MemoryPerValue})
 			client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ts.bundle.CertPool(), MinVersion: tls.VersionTLS12}}}
 			resp, err := client.Post(ts.base+"/validate", "application/json", bytes.NewReader(body))

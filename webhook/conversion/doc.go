@@ -10,5 +10,8 @@
 // and annotations.
 //
 // NodeClaims need their NodePool's expireAfter; ClientNodePools reads it
-// from the cluster, at most once per NodePool per review.
+// from the cluster, at most once per NodePool per review. When the server
+// knows the API server's addresses (Handler.KnownCallersOnly), only the
+// API server's reviews get those lookups: a stranger cannot ask /convert
+// whether a NodePool exists or what its expireAfter is.
 package conversion

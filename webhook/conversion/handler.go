@@ -60,6 +60,17 @@ type Handler struct {
 	// NodePools read from now on carry karpgate's conversion
 	// (NodePoolCache.Want).
 	NodePoolReviewed func()
+	// KnownCallersOnly serves NodePools (the lookups, and the
+	// NodePoolReviewed proof) only to known callers (serving.CallerOf: a
+	// trusted address or a verified client certificate), so that no
+	// stranger learns from /convert whether a NodePool exists or what its
+	// expireAfter is. Set it when the server knows the API server's
+	// addresses: the API server presents no certificate to conversion
+	// webhooks, so without them its reviews are strangers' too, and
+	// NodeClaims could not convert. A stranger's review converts
+	// NodePools and EC2NodeClasses as anyone's does; one with a NodeClaim
+	// that needs its NodePool fails, saying why.
+	KnownCallersOnly bool
 
 	convert convertFunc
 }
@@ -200,10 +211,14 @@ func (h *Handler) convertAll(ctx context.Context, req *apiextensionsv1.Conversio
 	if convert == nil {
 		convert = conversion.Convert
 	}
-	opts := conversion.Options{NodePools: newMemo(h.NodePools)}
+	lookups, known := h.NodePools, h.servesNodePools(ctx)
+	if !known && lookups != nil {
+		lookups = refusedLookups{}
+	}
+	opts := conversion.Options{NodePools: newMemo(lookups)}
 	converted = make([]runtime.RawExtension, 0, len(req.Objects))
 	var failures objectFailures
-	if h.NodePoolReviewed != nil && len(req.Objects) > 0 && isNodePool(req.Objects[0].Raw) {
+	if h.NodePoolReviewed != nil && known && len(req.Objects) > 0 && isNodePool(req.Objects[0].Raw) {
 		h.NodePoolReviewed()
 	}
 	for i, raw := range req.Objects {
@@ -222,6 +237,26 @@ func (h *Handler) convertAll(ctx context.Context, req *apiextensionsv1.Conversio
 		return nil, err
 	}
 	return converted, nil
+}
+
+// servesNodePools says whether this review's caller may have NodePools
+// looked up (KnownCallersOnly).
+func (h *Handler) servesNodePools(ctx context.Context) bool {
+	if !h.KnownCallersOnly {
+		return true
+	}
+	caller, ok := serving.CallerOf(ctx)
+	return ok && caller.Known()
+}
+
+// refusedLookups answer no stranger, whether the NodePool exists or not.
+type refusedLookups struct{}
+
+func (refusedLookups) ExpireAfter(context.Context, string) (string, bool, error) {
+	return "", false, &conversion.LookupRefused{
+		Reason: "karpgate reads NodePools only for the API server, and this review came from an address outside --trusted-source-cidrs",
+		Fix:    "if this is the API server, add its address to karpgate serve --trusted-source-cidrs",
+	}
 }
 
 // convertOne converts the i-th object of a review to its encoding at

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/karpgate/karpgate/conversion"
+	"github.com/karpgate/karpgate/internal/serving"
 )
 
 const (
@@ -304,4 +306,88 @@ func TestNodePoolReviewsAreReported(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNodePoolsAreLookedUpOnlyForKnownCallers: with KnownCallersOnly (the
+// server knows the API server's addresses), a stranger's review never
+// reaches the NodePools, so whether one exists and its expireAfter stay
+// unknown to it: its NodeClaims fail alike for a NodePool that exists and
+// one that does not, and its NodePool reviews do not start the NodePool
+// cache. The API server's reviews convert as before.
+func TestNodePoolsAreLookedUpOnlyForKnownCallers(t *testing.T) {
+	trusted := serving.Caller{Source: netip.MustParseAddr("10.0.16.7"), TrustedSource: true}
+	verified := serving.Caller{Source: netip.MustParseAddr("10.0.99.1"), Verified: true}
+	stranger := serving.Caller{Source: netip.MustParseAddr("10.0.99.1")}
+	const refusal = `spec.expireAfter: cannot read expireAfter of NodePool %q: karpgate reads NodePools only for the API server, and this review came from an address outside --trusted-source-cidrs; if this is the API server, add its address to karpgate serve --trusted-source-cidrs`
+	for _, tt := range []struct {
+		name             string
+		knownCallersOnly bool
+		caller           *serving.Caller // nil: none recorded
+		nodePool         string          // the NodeClaim's
+		// want is the NodeClaim's expireAfter, or the review's failure.
+		wantExpireAfter, wantFailure string
+		wantLookups                  int32
+		wantReported                 int32
+	}{
+		{"the default: every caller, as the API server's reviews are strangers'", false, &stranger, "gpu", "24h", "", 1, 1},
+		{"the default, with no caller recorded", false, nil, "gpu", "24h", "", 1, 1},
+		{"known callers only: a trusted address", true, &trusted, "gpu", "24h", "", 1, 1},
+		{"known callers only: a verified certificate", true, &verified, "gpu", "24h", "", 1, 1},
+		{"known callers only: a missing NodePool is Never for the API server", true, &trusted, "other", "Never", "", 1, 1},
+		{"known callers only: a stranger learns nothing of a NodePool that exists", true, &stranger, "gpu", "", fmt.Sprintf(refusal, "gpu"), 0, 0},
+		{"known callers only: nor of one that does not", true, &stranger, "other", "", fmt.Sprintf(refusal, "other"), 0, 0},
+		{"known callers only: no caller recorded is a stranger", true, nil, "gpu", "", fmt.Sprintf(refusal, "gpu"), 0, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pools := &countingNodePools{values: map[string]string{"gpu": "24h"}}
+			var reported atomic.Int32
+			h := &Handler{NodePools: pools, KnownCallersOnly: tt.knownCallersOnly, NodePoolReviewed: func() { reported.Add(1) }}
+			ctx := context.Background()
+			if tt.caller != nil {
+				ctx = serving.WithCaller(ctx, *tt.caller)
+			}
+			claimOf := strings.Replace(strings.Replace(claim, "%s", "c-1", 1), `"gpu"`, `"`+tt.nodePool+`"`, 1)
+			_, claims := postWithContext(t, ctx, h, reviewBody("apiextensions.k8s.io/v1", "karpenter.sh/v1", claimOf))
+			resp := claims.Response
+			if tt.wantFailure != "" {
+				if resp.Result.Status != metav1.StatusFailure || !strings.HasSuffix(resp.Result.Message, tt.wantFailure) {
+					t.Fatalf("result %+v, want a failure ending %q", resp.Result, tt.wantFailure)
+				}
+			} else {
+				if resp.Result.Status != metav1.StatusSuccess {
+					t.Fatalf("result %+v", resp.Result)
+				}
+				obj, _ := conversion.DecodeObject(resp.ConvertedObjects[0].Raw)
+				if got := obj["spec"].(map[string]any)["expireAfter"]; got != tt.wantExpireAfter {
+					t.Errorf("expireAfter %v, want %s", got, tt.wantExpireAfter)
+				}
+			}
+			if got := pools.calls.Load(); got != tt.wantLookups {
+				t.Errorf("%d NodePool lookups, want %d", got, tt.wantLookups)
+			}
+			// Whoever asks, NodePools themselves convert.
+			_, pools2 := postWithContext(t, ctx, h, reviewBody("apiextensions.k8s.io/v1", "karpenter.sh/v1", nodePoolA))
+			if pools2.Response.Result.Status != metav1.StatusSuccess {
+				t.Fatalf("a NodePool review: %+v", pools2.Response.Result)
+			}
+			if got := reported.Load(); got != tt.wantReported {
+				t.Errorf("NodePoolReviewed called %d times, want %d", got, tt.wantReported)
+			}
+		})
+	}
+}
+
+// postWithContext posts with ctx as the request's context, as the webhook
+// server hands it to the handler (with the caller in it).
+func postWithContext(t *testing.T, ctx context.Context, h http.Handler, body string) (*httptest.ResponseRecorder, *apiextensionsv1.ConversionReview) {
+	t.Helper()
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/convert", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	review := &apiextensionsv1.ConversionReview{}
+	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), review) != nil || review.Response == nil {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	return rec, review
 }

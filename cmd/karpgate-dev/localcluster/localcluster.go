@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	karpgatecrds "github.com/karpgate/karpgate/api/karpgate/crds"
 	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/devcluster/controlplane"
@@ -90,6 +91,7 @@ type Cluster struct {
 	Karpenter *karpenterstack.Stack
 
 	stopServe func() error
+	serveOpts serve.Options
 	written   []string
 }
 
@@ -133,6 +135,8 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// karpgate's own CRDs (the RolloutPlan), as its manifests install them.
+	crds = append(crds, karpgatecrds.All()...)
 	// envtest drops conversion webhooks it cannot serve itself, so the
 	// review versions are kept to point the CRDs at karpgate afterwards.
 	reviewVersions := map[string][]string{}
@@ -227,6 +231,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.Serve != nil {
 		opts.Serve(&serveOpts)
 	}
+	c.serveOpts = serveOpts
 	c.stopServe = runServe(serveOpts, logFile)
 	if err := waitFor(ctx, "karpgate serve to be ready", func() error { return httpOK(c.HealthURL + "/readyz") }); err != nil {
 		return c, fmt.Errorf("%w (see %s)", err, c.LogPath)
@@ -278,6 +283,23 @@ func (c *Cluster) StopServe() error {
 	err := c.stopServe()
 	c.stopServe = nil
 	return err
+}
+
+// RestartServe starts karpgate serve again after StopServe, with the same
+// options, ports and certificate, logging on to the same file, and waits
+// until it is ready: a restart of karpgate as the cluster sees it.
+func (c *Cluster) RestartServe(ctx context.Context) error {
+	if c.stopServe != nil {
+		return fmt.Errorf("karpgate serve is running; StopServe first")
+	}
+	logFile, err := os.OpenFile(c.LogPath, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	opts := c.serveOpts
+	opts.Log = fileLogger(logFile)
+	c.stopServe = runServe(opts, logFile)
+	return waitFor(ctx, "karpgate serve to be ready again", func() error { return httpOK(c.HealthURL + "/readyz") })
 }
 
 // Stop stops Karpenter's stack, karpgate serve, then the control plane, and

@@ -126,6 +126,13 @@ func reportFreeze(w io.Writer, results []guard.Result, dryRun bool) error {
 		switch {
 		case r.Err != nil:
 			out.printf("NodePool %s: not frozen: %v\n", r.NodePool, r.Err)
+		case r.Frozen != nil && r.Held != nil:
+			frozen++
+			what, after := r.Held.Holder(), "hands it back to the plan"
+			if r.Held.Guarded() {
+				what, after = "the rollout guard's hold", "lifts both"
+			}
+			out.printf("NodePool %s: %s: took over %s at spec.disruption.budgets[%d]; `karpgate resume` %s\n", r.NodePool, would, what, r.Frozen.Index, after)
 		case r.Frozen != nil:
 			frozen++
 			out.printf("NodePool %s: %s: added spec.disruption.budgets[%d] {nodes: \"0\", reasons: [Drifted]}\n", r.NodePool, would, r.Frozen.Index)

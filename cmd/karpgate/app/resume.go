@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/disruption/guard"
 )
 
@@ -97,6 +98,12 @@ func reportResume(w io.Writer, results []guard.Result, dryRun bool) error {
 		case r.Outcome == guard.AlreadyGone:
 			lifted++
 			out.printf("NodePool %s: karpgate's budget had already been removed; %scleared the record of %s\n", r.NodePool, would, r.Lifted.Holder())
+		case r.Outcome == guard.Returned:
+			lifted++
+			out.printf("NodePool %s: %slifted the freeze; spec.disruption.budgets[%d] stays as the wave hold of rollout plan %s, which releases it when its wave comes\n", r.NodePool, would, r.Lifted.Index, holdrecord.PlanOf(r.Lifted.Under))
+		case r.Outcome == guard.Removed && r.Lifted.RolloutPlan() != "":
+			lifted++
+			out.printf("NodePool %s: %sremoved karpgate's budget spec.disruption.budgets[%d] (%s); the plan holds it again unless it is aborted (`karpgate rollout abort %s` first to keep it released)\n", r.NodePool, would, r.Lifted.Index, r.Lifted.Holder(), r.Lifted.RolloutPlan())
 		case r.Outcome == guard.Removed:
 			lifted++
 			out.printf("NodePool %s: %sremoved karpgate's budget spec.disruption.budgets[%d] (%s); drift disruptions follow your budgets again\n", r.NodePool, would, r.Lifted.Index, r.Lifted.Holder())

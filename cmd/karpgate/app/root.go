@@ -66,6 +66,7 @@ admission webhook), and explains what disruption budgets allow.`,
 	root.AddCommand(newExplainCommand(s))
 	root.AddCommand(newFreezeCommand(s))
 	root.AddCommand(newResumeCommand(s))
+	root.AddCommand(newRolloutCommand(s))
 	root.AddCommand(newLintCommand(s))
 	root.AddCommand(newAuditCommand(s))
 	root.AddCommand(newVerifyCommand(s))

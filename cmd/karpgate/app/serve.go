@@ -16,8 +16,10 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/karpgate/karpgate/audit/report"
 	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
 	"github.com/karpgate/karpgate/internal/deploy"
+	"github.com/karpgate/karpgate/internal/serving"
 	"github.com/karpgate/karpgate/policies/policywatch"
 )
 
@@ -26,7 +28,9 @@ func newServeCommand(s Streams) *cobra.Command {
 	var kube kubeFlags
 	maxBytes := byteSize(opts.MaxRequestBytes)
 	checkMemory := byteSize(opts.PolicyCheckMemory)
+	reportMaxBytes := byteSize(opts.AuditOptions.ReportMaxBytes)
 	memoryLimit, memoryLimitErr := memoryLimitFromEnv()
+	var trustedSources []string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve karpgate's admission and conversion webhooks, and run the disruption loop",
@@ -50,9 +54,15 @@ for get on the path (ClusterRole ` + deploy.MetricsReaderClusterRole + `);
 --metrics-secure=false serves them as plain HTTP on loopback instead. Times in
 Events and /explain read in karpgate.yaml's timezone as well as UTC.
 
-Requests take a slot (--max-concurrent-requests) and reserve memory before
-their body is read; the memory budget and the Go heap limit come from
---memory-limit (the Deployment passes the container's limit in $` + deploy.MemoryLimitEnv + `).
+Requests are charged memory as their bodies arrive, which must keep a pace (the
+first bytes within a quarter of a second, the rest at 1 MiB/s), then take a
+slot (--max-concurrent-requests); the memory budget and the Go heap limit come
+from --memory-limit (the Deployment passes the container's limit in
+$` + deploy.MemoryLimitEnv + `). The API server's requests, known by the client
+certificate --client-ca-file verifies or by the addresses in
+--trusted-source-cidrs, get a share of the connections, slots and memory that
+no other caller can take; with --trusted-source-cidrs, /convert reads NodePools
+(a NodeClaim's expireAfter) only for them.
 
 The disruption loop (--controller) runs on the elected leader only, in a
 manager of its own; every replica serves the webhooks. The audit of stored
@@ -76,6 +86,10 @@ service account.`,
 			}
 			opts.RestConfig, opts.Log, opts.MaxRequestBytes, opts.MemoryLimit = cfg, newLogger(s), int64(maxBytes), int64(memoryLimit.byteSize)
 			opts.PolicyCheckMemory = int64(checkMemory)
+			if opts.TrustedSources, err = serving.ParseTrustedSources(trustedSources); err != nil {
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--trusted-source-cidrs: %w", err)}
+			}
+			opts.AuditOptions.ReportMaxBytes = int(reportMaxBytes)
 			opts.PolicyCheck = func(memory int64) (func(context.Context, policywatch.Options) error, error) {
 				return policyCheckInChild(memory, policyCheckTimeout)
 			}
@@ -88,12 +102,13 @@ service account.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.CertDir, "cert-dir", opts.CertDir, "folder with the serving certificate tls.crt and key tls.key, reloaded when they change")
 	f.StringVar(&opts.ClientCAFile, "client-ca-file", "", "PEM CA that signs the client certificate the API server presents to admission webhooks (AdmissionConfiguration); /validate and /mutate then answer only callers with one, before they take a slot (conversion reviews come without one)")
+	f.StringSliceVar(&trustedSources, "trusted-source-cidrs", nil, "addresses the API server calls the webhooks from, as CIDRs or single addresses, comma-separated (EKS: the control plane's network interfaces in the cluster's subnets); their requests get a share strangers cannot take, and only they get /convert's NodePool lookups")
 	f.StringVar(&opts.Host, "host", opts.Host, "address the webhooks listen on (default every interface)")
 	f.IntVar(&opts.Port, "port", opts.Port, "port the webhooks listen on (HTTPS)")
 	f.StringVar(&opts.HealthAddr, "health-addr", opts.HealthAddr, `address of /healthz and /readyz (plain HTTP); "0" turns them off`)
 	f.StringVar(&opts.MetricsAddr, "metrics-addr", opts.MetricsAddr, fmt.Sprintf(`address of /metrics, /status and /explain (default :%d, or 127.0.0.1:%d with --metrics-secure=false); "0" turns them off`, deploy.MetricsPort, deploy.MetricsPort))
 	f.BoolVar(&opts.MetricsSecure, "metrics-secure", opts.MetricsSecure, "serve /metrics, /status and /explain over HTTPS to callers the API server authenticates and authorizes (false: plain HTTP, on loopback unless --metrics-addr says otherwise)")
-	f.IntVar(&opts.MaxConnections, "max-connections", opts.MaxConnections, "open connections each listener holds; a new one closes an idle one (never one with a client certificate --client-ca-file verified) or is refused")
+	f.IntVar(&opts.MaxConnections, "max-connections", opts.MaxConnections, "open connections each listener holds; a new one closes an idle one (never the API server's: a client certificate --client-ca-file verified, or an address in --trusted-source-cidrs) or is refused")
 	f.Var(&memoryLimit, "memory-limit", "the container's memory limit: the Go heap limit (GOMEMLIMIT) is 85% of it and requests share what the heap limit leaves after karpgate's own needs (default $"+deploy.MemoryLimitEnv+"; 0: no limit known)")
 	f.StringVar(&opts.ConfigPath, "config", opts.ConfigPath, "karpgate.yaml; a missing file means the built-in defaults")
 	f.StringArrayVar(&opts.PolicyDirs, "policy", nil, "folder of user Rego policies (repeatable)")
@@ -108,7 +123,9 @@ service account.`,
 	f.Float64Var(&opts.AuditOptions.EvaluationsPerSecond, "audit-evaluations-per-second", opts.AuditOptions.EvaluationsPerSecond, "objects the audit judges per second at most, leaving the webhooks their CPU")
 	f.BoolVar(&opts.AuditOptions.Reports, "audit-reports", opts.AuditOptions.Reports, "write one OpenReports ClusterReport per audited object (openreports.io/v1alpha1, when the CRDs are installed)")
 	f.Float64Var(&opts.AuditOptions.ReportWritesPerSecond, "audit-report-writes-per-second", opts.AuditOptions.ReportWritesPerSecond, "ClusterReport writes per second at most; a report is written only when what it says changed")
-	f.BoolVar(&opts.AuditOptions.Events, "audit-events", opts.AuditOptions.Events, "send a Warning Event when a stored object newly breaks a deny rule")
+	f.Var(&reportMaxBytes, "audit-report-max-bytes", "the most one ClusterReport takes as JSON; an object's results that do not fit take more reports (etcd refuses objects over 1.5MiB: the default leaves room for what others add)")
+	f.IntVar(&opts.AuditOptions.ReportsPerObject, "audit-reports-per-object", opts.AuditOptions.ReportsPerObject, "reports an object's results may fill before results other than denials are left out (and counted in its first report); denials take as many as they need")
+	f.BoolVar(&opts.AuditOptions.Events, "audit-events", opts.AuditOptions.Events, "send a Warning Event when a stored object newly breaks a deny rule, or its reports newly split or leave results out")
 	f.BoolVar(&opts.AdmissionPolicy, "admission-policy", opts.AdmissionPolicy, "keep the parameter ConfigMaps of the rules' CEL twins (ValidatingAdmissionPolicy "+deploy.AdmissionPolicyName+", installed by the manifests) in step with karpgate.yaml, in the pod's namespace; warnings the twins give are not given again")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", opts.LeaderElect, "elect one replica to run the disruption loop")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default the pod's namespace, else "+deploy.Namespace+")")
@@ -146,6 +163,11 @@ func checkServeOptions(opts serve.Options) error {
 		return fmt.Errorf("--rollout-guard-freeze-after %d needs --rollout-guard: only the guard's holds trip the freeze", opts.Guard.FreezeAfter)
 	case opts.AuditOptions.Interval <= 0 || opts.AuditOptions.EvaluationsPerSecond <= 0 || opts.AuditOptions.ReportWritesPerSecond <= 0:
 		return fmt.Errorf("--audit-interval, --audit-evaluations-per-second and --audit-report-writes-per-second must be positive")
+	case opts.AuditOptions.ReportMaxBytes < report.MinMaxBytes || opts.AuditOptions.ReportMaxBytes > maxReportBytes:
+		b := byteSize(opts.AuditOptions.ReportMaxBytes)
+		return fmt.Errorf("--audit-report-max-bytes %s: use 128KiB to 1536KiB: etcd refuses an object over 1.5MiB (its default --max-request-bytes), and what the API server and other tools add to a report needs room too (the default, 1MiB, leaves 512KiB)", b.String())
+	case opts.AuditOptions.ReportsPerObject < 1:
+		return fmt.Errorf("--audit-reports-per-object %d: write how many ClusterReports an object's results may fill, at least 1", opts.AuditOptions.ReportsPerObject)
 	}
 	if opts.Controller && opts.LeaderElect {
 		return opts.Lease.Check()
@@ -173,6 +195,10 @@ func newLogger(s Streams) logr.Logger {
 		fmt.Fprintln(s.Err, time.Now().UTC().Format(time.RFC3339), prefix, args)
 	}, funcr.Options{})
 }
+
+// maxReportBytes is the largest object etcd stores by default
+// (--max-request-bytes).
+const maxReportBytes = 1536 << 10
 
 // byteSize is a flag holding bytes, written as a number or a quantity such
 // as 3MiB, 3Mi or 512KiB.

@@ -52,6 +52,11 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--rollout-guard", "--rollout-guard-ready-timeout", "0s"}, "--rollout-guard-ready-timeout 0s must be positive"},
 		{[]string{"--rollout-guard", "--rollout-guard-freeze-after", "-1"}, "--rollout-guard-freeze-after -1: write how many held NodePools trip the cluster-wide freeze"},
 		{[]string{"--rollout-guard-freeze-after", "3"}, "--rollout-guard-freeze-after 3 needs --rollout-guard"},
+		{[]string{"--trusted-source-cidrs", "10.0.16.0/28,0.0.0.0/0"}, `--trusted-source-cidrs: "0.0.0.0/0" holds every address, so every caller would be trusted as the API server`},
+		{[]string{"--trusted-source-cidrs", "apiserver.internal"}, `--trusted-source-cidrs: "apiserver.internal" is not a CIDR or an address; write it like 10.0.16.0/28 or 10.0.16.7`},
+		{[]string{"--audit-report-max-bytes", "2MiB"}, "--audit-report-max-bytes 2MiB: use 128KiB to 1536KiB"},
+		{[]string{"--audit-report-max-bytes", "64KiB"}, "--audit-report-max-bytes 64KiB: use 128KiB to 1536KiB"},
+		{[]string{"--audit-reports-per-object", "0"}, "--audit-reports-per-object 0: write how many ClusterReports an object's results may fill, at least 1"},
 	}
 	t.Setenv(deploy.MemoryLimitEnv, "")
 	for _, tt := range tests {

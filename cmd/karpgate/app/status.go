@@ -139,7 +139,12 @@ func readAuditReports(ctx context.Context, c client.Client) (map[status.ObjectRe
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(item.Object, &r); err != nil || r.Scope == nil {
 				continue
 			}
-			out[status.ObjectRef{Kind: r.Scope.Kind, Name: r.Scope.Name}] = status.Audit{Fail: r.Summary.Fail, Warn: r.Summary.Warn, Skip: r.Summary.Skip}
+			// An object whose results take several reports: their
+			// summaries add up to its results.
+			ref := status.ObjectRef{Kind: r.Scope.Kind, Name: r.Scope.Name}
+			a := out[ref]
+			a.Fail, a.Warn, a.Skip = a.Fail+r.Summary.Fail, a.Warn+r.Summary.Warn, a.Skip+r.Summary.Skip
+			out[ref] = a
 		}
 		return nil
 	})

@@ -14,7 +14,7 @@
 #   kinds: [NodePool, EC2NodeClass]
 #   points: [admission]
 #   operations: [UPDATE]
-#   fix: Keep the production label or tag. If the object really leaves production, say why in the annotation karpgate.io/waive-KG604; better, set environment in karpgate.yaml for the whole cluster, which no object can change.
+#   fix: Keep the production label or tag. If the object really leaves production, say why in the annotation karpgate.io/waive-KG604, added in a write before the one that removes the label; better, set environment in karpgate.yaml for the whole cluster, which no object can change.
 package karpgate.rules.update_production_removed
 
 import data.karpgate.lib

@@ -34,6 +34,8 @@ type pool struct {
 	ConsolidateAfter string
 	// Annotations of the NodePool (waivers).
 	Annotations map[string]string
+	// Labels of the NodePool (the waves of a RolloutPlan select them).
+	Labels map[string]string
 }
 
 func (p pool) yaml() string {
@@ -55,6 +57,13 @@ func (p pool) yaml() string {
 	}
 	if annotations != "" {
 		annotations = "\n  annotations:" + annotations
+	}
+	poolLabels := ""
+	for k, v := range p.Labels {
+		poolLabels += fmt.Sprintf("\n    %q: %q", k, v)
+	}
+	if poolLabels != "" {
+		annotations += "\n  labels:" + poolLabels
 	}
 	return fmt.Sprintf(`apiVersion: karpenter.sh/v1
 kind: NodePool

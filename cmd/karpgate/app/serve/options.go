@@ -9,6 +9,7 @@ import (
 	"time"
 
 	auditcontroller "github.com/karpgate/karpgate/audit/controller"
+	"github.com/karpgate/karpgate/audit/report"
 	"github.com/karpgate/karpgate/disruption/controller"
 
 	"github.com/go-logr/logr"
@@ -40,6 +41,13 @@ type Options struct {
 	// certificate for admission webhooks (its AdmissionConfiguration);
 	// /validate and /mutate then answer no caller without one.
 	ClientCAFile string
+	// TrustedSources are the addresses the API server calls the webhooks
+	// from (--trusted-source-cidrs): its requests get a share of the
+	// connections, request slots and memory that no stranger can take,
+	// and /convert reads NodePools only for them. Empty: no address is
+	// trusted, and /convert reads NodePools for every caller, since the
+	// API server presents no certificate to conversion webhooks.
+	TrustedSources serving.TrustedSources
 	// HealthAddr serves /healthz and /readyz over plain HTTP; "0" turns
 	// them off.
 	HealthAddr string
@@ -133,6 +141,7 @@ func Defaults() Options {
 		AuditOptions: AuditOptions{
 			Interval: auditcontroller.DefaultInterval, EvaluationsPerSecond: auditcontroller.DefaultEvaluationsPerSecond,
 			ReportWritesPerSecond: auditcontroller.DefaultReportWritesPerSecond, Reports: true, Events: true,
+			ReportMaxBytes: report.DefaultMaxBytes, ReportsPerObject: report.DefaultMaxReports,
 		},
 		LeaderElect:           true,
 		Lease:                 LeaseTimings{Duration: deploy.LeaseDuration, RenewDeadline: deploy.RenewDeadline, RetryPeriod: deploy.RetryPeriod},
@@ -150,6 +159,9 @@ type AuditOptions struct {
 	Interval              time.Duration
 	EvaluationsPerSecond  float64
 	ReportWritesPerSecond float64
+	// ReportMaxBytes bounds one ClusterReport as JSON; ReportsPerObject
+	// how many an object's results may fill besides its denials.
+	ReportMaxBytes, ReportsPerObject int
 	// Reports writes ClusterReports when the openreports.io CRDs are
 	// installed; Events sends an Event when an object newly breaks a deny
 	// rule.

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -106,8 +107,13 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	plansReader, err := rolloutPlansReader(webhookConfig)
+	if err != nil {
+		return err
+	}
 	srv, err := webhook.New(webhook.Options{
-		CertDir: opts.CertDir, Host: opts.Host, Port: opts.Port, CertReloadInterval: opts.CertReloadInterval, ClientCAFile: opts.ClientCAFile,
+		CertDir: opts.CertDir, Host: opts.Host, Port: opts.Port, CertReloadInterval: opts.CertReloadInterval,
+		ClientCAFile: opts.ClientCAFile, TrustedSources: opts.TrustedSources,
 		Limits: webhook.Limits{
 			MaxInFlight:    opts.MaxConcurrentRequests,
 			MaxBodyBytes:   opts.MaxRequestBytes,
@@ -117,10 +123,16 @@ func Run(ctx context.Context, opts Options) error {
 		},
 		ShutdownTimeout: shutdownTimeout(opts),
 		Log:             log.WithName("webhook"),
-		Routes: routes(engines, twins, conversionwebhook.ClientNodePools{
-			Reader: mgr.GetAPIReader(), Cache: nodePools.Reader(), Synced: nodePools.Synced, Log: log.WithName("conversion"),
-		}, nodePools.Want,
-			&webhook.Budget{MaxInFlight: conversionSlots, Memory: memory.conversionBudget}, log),
+		Routes: routes(engines, twins, &conversionwebhook.Handler{
+			NodePools: conversionwebhook.ClientNodePools{
+				Reader: mgr.GetAPIReader(), Cache: nodePools.Reader(), Synced: nodePools.Synced, Log: log.WithName("conversion"),
+			},
+			NodePoolReviewed: nodePools.Want,
+			// Only trusted addresses tell the API server's conversion
+			// reviews from a stranger's: it presents no certificate there.
+			KnownCallersOnly: len(opts.TrustedSources) > 0,
+			Log:              log.WithName("conversion"),
+		}, &webhook.Budget{MaxInFlight: conversionSlots, Memory: memory.conversionBudget}, plansReader, log),
 	})
 	if err != nil {
 		return err
@@ -165,11 +177,15 @@ func Run(ctx context.Context, opts Options) error {
 				return nil, fmt.Errorf("the disruption loop (--controller=false turns it off): %w", err)
 			}
 			loop.set(l)
+			if err := setupRolloutPlans(m, l, loop.metrics, log); err != nil {
+				return nil, err
+			}
 			if opts.Audit {
 				a := opts.AuditOptions
 				if _, err := auditcontroller.Setup(m, auditcontroller.Options{
 					Engines: engines, Interval: a.Interval, EvaluationsPerSecond: a.EvaluationsPerSecond,
 					ReportWritesPerSecond: a.ReportWritesPerSecond, NoReports: !a.Reports, NoEvents: !a.Events,
+					ReportMaxBytes: a.ReportMaxBytes, ReportsPerObject: a.ReportsPerObject,
 					Registerer: loop.metrics, Log: log.WithName("audit"),
 				}); err != nil {
 					return nil, fmt.Errorf("the audit of stored objects (--audit=false turns it off): %w", err)
@@ -186,12 +202,14 @@ func Run(ctx context.Context, opts Options) error {
 		loops := &loopSupervisor{first: first, next: newLoop, log: log.WithName("loop")}
 		log.Info("serving", "webhookPort", opts.Port, "certDir", opts.CertDir, "health", opts.HealthAddr, "metrics", opts.metricsAddr(),
 			"metricsSecure", opts.MetricsSecure, "config", opts.ConfigPath, "controller", opts.Controller, "audit", opts.Audit, "leaderElection", leaderElection(opts),
-			"memoryLimit", opts.MemoryLimit, "heapLimit", memory.heapLimit, "requestMemoryBudget", memory.requestBudget, "conversionMemoryBudget", memory.conversionBudget)
+			"memoryLimit", opts.MemoryLimit, "heapLimit", memory.heapLimit, "requestMemoryBudget", memory.requestBudget, "conversionMemoryBudget", memory.conversionBudget,
+			"clientCA", opts.ClientCAFile != "", "trustedSources", opts.TrustedSources.String())
 		return run(ctx, opts, mgr, loops, drain)
 	}
 	log.Info("serving", "webhookPort", opts.Port, "certDir", opts.CertDir, "health", opts.HealthAddr, "metrics", opts.metricsAddr(),
 		"metricsSecure", opts.MetricsSecure, "config", opts.ConfigPath, "controller", opts.Controller, "audit", false, "leaderElection", leaderElection(opts),
-		"memoryLimit", opts.MemoryLimit, "heapLimit", memory.heapLimit, "requestMemoryBudget", memory.requestBudget, "conversionMemoryBudget", memory.conversionBudget)
+		"memoryLimit", opts.MemoryLimit, "heapLimit", memory.heapLimit, "requestMemoryBudget", memory.requestBudget, "conversionMemoryBudget", memory.conversionBudget,
+		"clientCA", opts.ClientCAFile != "", "trustedSources", opts.TrustedSources.String())
 	return run(ctx, opts, mgr, nil, drain)
 }
 
@@ -225,14 +243,15 @@ func run(ctx context.Context, opts Options, webhooks manager.Manager, loops *loo
 
 // routes are the webhook endpoints with their limits; conversion has a
 // budget of its own.
-func routes(engines admission.Engines, twins admission.Twins, nodePools conversionwebhook.ClientNodePools, nodePoolReviewed func(), conversion *webhook.Budget, log logr.Logger) []webhook.Route {
+func routes(engines admission.Engines, twins admission.Twins, convert *conversionwebhook.Handler, conversion *webhook.Budget, plans client.Reader, log logr.Logger) []webhook.Route {
 	validator := &admission.Validator{Engines: engines, Twins: twins, Log: log.WithName("validate")}
 	return []webhook.Route{
+		{Path: deploy.ValidateRolloutPlansPath, Handler: admission.NewRolloutPlansWebhook(plans, log.WithName("rolloutplans")), MemoryFactor: admission.MemoryFactor, MemoryPerValue: admission.MemoryPerValue, RequireClientCert: true},
 		{Path: deploy.ValidatePath, Handler: admission.ValidatingWebhook(validator), MemoryFactor: admission.MemoryFactor, MemoryPerValue: admission.MemoryPerValue, RequireClientCert: true},
 		{Path: deploy.MutatePath, Handler: admission.NewMutatingWebhook(engines, log.WithName("mutate")), MemoryFactor: admission.MemoryFactor, MemoryPerValue: admission.MemoryPerValue, RequireClientCert: true},
 		{
 			Path:    deploy.ConvertPath,
-			Handler: &conversionwebhook.Handler{NodePools: nodePools, NodePoolReviewed: nodePoolReviewed, Log: log.WithName("conversion")},
+			Handler: convert,
 			// Conversion reviews carry whole lists.
 			MaxBodyBytes: conversionwebhook.DefaultMaxRequestBytes,
 			MemoryFactor: conversionwebhook.MemoryFactor,
