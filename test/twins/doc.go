@@ -12,4 +12,11 @@
 // CRD schema accepts, with the CRD's defaults, as it stores them; v1beta1
 // objects as karpgate converts them to v1. The deliberate differences of
 // the twins (docs/admission-policy.md) are named where a case meets them.
+//
+// make test judges a sample that exercises every twin (each twinned rule's
+// fail fixture, testdata/twins.yaml and every 20th other object): each
+// request evaluates every twin under three bindings, too slow under the
+// race detector for the whole corpus. The whole corpus:
+//
+//	go test ./test/twins -run TestTwinsAgreeWithTheirRules -args -twins.all
 package twins

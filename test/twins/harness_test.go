@@ -27,6 +27,7 @@ import (
 	"github.com/karpgate/karpgate/internal/karpenter/release"
 	"github.com/karpgate/karpgate/policies"
 	"github.com/karpgate/karpgate/policies/twin"
+	"github.com/karpgate/karpgate/policies/waiver"
 	"github.com/karpgate/karpgate/webhook/admission"
 )
 
@@ -82,7 +83,7 @@ func newHarness(t testing.TB, name, karpgateYAML string, judged release.Judged) 
 			h.actions[tw.ID()] = string(cfg.ActionFor(tw.ID(), tw.Rule.DefaultAction(config.Admission), config.Admission))
 		}
 	}
-	h.validator = &admission.Validator{Engines: admission.Static(e), Log: logr.Discard()}
+	h.validator = &admission.Validator{Engines: admission.Static(e), Log: logr.Discard(), Now: func() time.Time { return now }}
 	return h
 }
 
@@ -273,6 +274,13 @@ type tally struct {
 // compare judges r both ways and records any difference.
 func (h *harness) compare(t testing.TB, r request, tl *tally) {
 	t.Helper()
+	// The mutating webhook runs before both judges and writes the record
+	// of who set each waiver, which the validating webhook checks and the
+	// policy ignores; the old object carries the one its own write stored.
+	if r.old != nil {
+		r.old = withRecord(r.old, nil, "earlier@example.com")
+	}
+	r.object = withRecord(r.object, r.old, r.user)
 	want := h.rego(t, r)
 	got, err := h.policy(t, r)
 	tl.requests++
@@ -308,4 +316,14 @@ func (h *harness) compare(t testing.TB, r request, tl *tally) {
 			tl.diffs = append(tl.diffs, fmt.Sprintf("%s / %s: %s (%s)\n  rego:   %q\n  policy: %q", h.name, r.name, id, h.actions[id], w, g))
 		}
 	}
+}
+
+// withRecord is obj with the record of who set each waiver that karpgate's
+// mutating webhook writes for a write of obj over old by user.
+func withRecord(obj, old map[string]any, user string) map[string]any {
+	record := waiver.NextRecord(obj, old, user, now).Encode()
+	if record == "" {
+		return obj
+	}
+	return edit(obj, func(m map[string]any) { field(field(m, "metadata"), "annotations")[waiver.RecordAnnotation] = record })
 }
