@@ -6,6 +6,7 @@ require (
 	github.com/aws/karpenter-provider-aws v1.15.1
 	github.com/cert-manager/cert-manager v1.21.2
 	github.com/go-logr/logr v1.4.4
+	github.com/gobwas/glob v1.0.0
 	github.com/google/cel-go v0.31.0
 	github.com/open-policy-agent/opa v1.22.2
 	github.com/openreports/reports-api v0.2.1
@@ -74,7 +75,6 @@ require (
 	github.com/go-openapi/swag/typeutils v0.28.0 // indirect
 	github.com/go-openapi/swag/yamlutils v0.28.0 // indirect
 	github.com/gobuffalo/flect v1.0.3 // indirect
-	github.com/gobwas/glob v1.0.0 // indirect
 	github.com/goccy/go-json v0.10.6 // indirect
 	github.com/google/gnostic-models v0.7.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
