@@ -38,6 +38,8 @@ var Actions = []config.Action{config.Deny, config.Warn, config.Audit}
 //	amis.approvedLower.<family>     the same, lower case
 //	kubernetes.version              karpgate.yaml's kubernetesVersion; kubernetes.minor its minor
 //	approvers.user.<n>              waivers.approvers.users; approvers.group.<n> the groups
+//	waivers.sameWrite               "true": a waiver added or changed by a write excuses its
+//	                                denials on a production object (waivers.allowSameWrite)
 //	karpenter.version               the release judged, for people
 //	karpenter.latestOnly.<family>   "true": the release accepts only family@latest
 //	karpenter.ssmParameterUnknown   "true": the release's terms have no ssmParameter
@@ -99,6 +101,9 @@ func Params(cfg *config.Config, judged release.Judged, catalog policies.Catalog,
 		if minor, err := strconv.Atoi(minorText); err == nil {
 			d["kubernetes.version"], d["kubernetes.minor"] = cfg.KubernetesVersion, strconv.Itoa(minor)
 		}
+	}
+	if cfg.SameWriteWaivesDenials() {
+		d["waivers.sameWrite"] = "true"
 	}
 	list("approvers.user", cfg.Waivers.Approvers.Users)
 	list("approvers.group", cfg.Waivers.Approvers.Groups)

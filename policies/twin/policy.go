@@ -8,6 +8,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/internal/webhookconfig"
 	"github.com/karpgate/karpgate/policies"
 )
@@ -163,20 +164,46 @@ func activeWhen(r policies.Rule, subject string) string {
 		conds = append(conds, fmt.Sprintf("request.operation in %s", celStrings(ops)))
 	}
 	if r.Waivable {
-		conds = append(conds, fmt.Sprintf("!(!('unwaivable.%s' in params.data) && @waived(%s, '%s'))", r.ID, subject, r.ID))
+		conds = append(conds, fmt.Sprintf("!(!('unwaivable.%s' in params.data) && @waived(%s, '%s') && !%s)", r.ID, subject, r.ID, sameWriteWaiver(r.ID)))
 	}
 	return "(" + strings.Join(conds, " && ") + ")"
 }
 
+// sameWriteWaiver is true when the write adds or changes the object's
+// waiver of rule id, and the webhook then lets that waiver excuse no
+// denial (webhook/admission sameWriteWaiver): on a production object,
+// unless karpgate.yaml's waivers.allowSameWrite says otherwise (the
+// parameter waivers.sameWrite). The webhook then waives only a denial the
+// old object had, waived or not: so a twin then judges the object as if
+// it had no waiver, and the old object too, for the grandfathering.
+func sameWriteWaiver(id string) string {
+	key := celString(karpenter.WaiverAnnotationPrefix + id)
+	unchanged := fmt.Sprintf("(oldObject != null && has(oldObject.metadata.annotations) && %[1]s in oldObject.metadata.annotations && "+
+		"has(object.metadata.annotations) && %[1]s in object.metadata.annotations && "+
+		"oldObject.metadata.annotations[%[1]s] == object.metadata.annotations[%[1]s])", key)
+	return fmt.Sprintf("(params.data.action == 'deny' && variables.production && !('waivers.sameWrite' in params.data) && !%s)", unchanged)
+}
+
 // messageExpression formats a twin's findings as policies.Finding.String
-// does, each made one line as the webhook makes it (oneLine).
+// does, each made one line as the webhook makes it (oneLine). A denial
+// whose waiver the same write added says so, and how to waive instead, as
+// the webhook says it (webhook/admission notWaived).
 func messageExpression(r policies.Rule) string {
-	fix := "(f.fix == '' ? '' : ' (fix: ' + f.fix + ')')"
+	fixOf := "f.fix"
 	if r.Fix != "" {
-		fix = fmt.Sprintf("' (fix: ' + (f.fix == '' ? %s : f.fix) + ')'", celString(r.Fix))
+		fixOf = fmt.Sprintf("(f.fix == '' ? %s : f.fix)", celString(r.Fix))
 	}
-	return fmt.Sprintf("variables.%s.map(f, @oneLine('%s' + (f.path == '' ? '' : ' ' + f.path) + ': ' + f.msg + %s)).join(' | ')",
-		VariableName(r.ID), r.ID, fix)
+	msg, fix := "f.msg", fmt.Sprintf("(%[1]s == '' ? '' : ' (fix: ' + %[1]s + ')')", fixOf)
+	if r.Waivable {
+		annotation := karpenter.WaiverAnnotationPrefix + r.ID
+		notWaived := fmt.Sprintf("(!('unwaivable.%s' in params.data) && @waived(object, '%s') && %s)", r.ID, r.ID, sameWriteWaiver(r.ID))
+		const alternative = "add the waiver in a separate, earlier write that someone reviews, or name who may waive in karpgate.yaml (waivers.approvers)"
+		msg = fmt.Sprintf("f.msg + (%s ? %s : '')", notWaived, celString("; the waiver "+annotation+" does not waive it, because this same write adds or changes it: on a production object, a waiver must be stored before the write it excuses"))
+		fix = fmt.Sprintf("(%[1]s ? ' (fix: ' + (%[2]s == '' ? %[3]s : (%[2]s.endsWith('.') ? %[2]s.substring(0, size(%[2]s) - 1) : %[2]s) + %[4]s) + ')' : %[5]s)",
+			notWaived, fixOf, celString(strings.ToUpper(alternative[:1])+alternative[1:]), celString("; or "+alternative), fix)
+	}
+	return fmt.Sprintf("variables.%s.map(f, @oneLine('%s' + (f.path == '' ? '' : ' ' + f.path) + ': ' + %s + %s)).join(' | ')",
+		VariableName(r.ID), r.ID, msg, fix)
 }
 
 // StaticMessage is what the API server says when a twin's message cannot
