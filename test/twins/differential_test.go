@@ -70,8 +70,8 @@ func TestTwinsAgreeWithTheirRules(t *testing.T) {
 		for _, r := range reqs {
 			h.compare(t, r, tl)
 		}
-		t.Logf("%s: %d requests (%d creates, %d updates) from %d objects (not compared: %s); %d disagreements, %d findings stricter by design",
-			c.name, tl.requests, tl.creates, tl.updates, len(sources), describeSkipped(skipped), len(tl.diffs), tl.stricter)
+		t.Logf("%s: %d requests (%d creates, %d updates) from %d objects (not compared: %s; %d updates the match conditions keep from both); %d disagreements, %d findings stricter by design",
+			c.name, tl.requests, tl.creates, tl.updates, len(sources), describeSkipped(skipped), tl.passedOver, len(tl.diffs), tl.stricter)
 		total.add(tl)
 	}
 	var counts []string
@@ -109,6 +109,7 @@ func (t *tally) add(o *tally) {
 	t.creates += o.creates
 	t.updates += o.updates
 	t.stricter += o.stricter
+	t.passedOver += o.passedOver
 	for id, n := range o.found {
 		t.found[id] += n
 	}
