@@ -59,6 +59,14 @@ KUBECONFORM         := $(CURDIR)/bin/kubeconform/$(KUBECONFORM_VERSION)/kubeconf
 KREW_VERSION  := v0.4.4
 KREW          := $(CURDIR)/bin/krew/$(KREW_VERSION)/krew
 VALIDATE_KREW := $(CURDIR)/bin/krew/$(KREW_VERSION)/validate-krew-manifest
+# actionlint checks the GitHub workflows (.github/workflows) and the Action
+# (action.yml) offline in make lint. Pinned by hack/actionlint.
+ACTIONLINT_VERSION := v1.7.12
+ACTIONLINT    := $(CURDIR)/bin/actionlint/$(ACTIONLINT_VERSION)/actionlint
+# The CNCF distribution registry the release tests push the chart to as an
+# OCI artifact and install it from, on loopback. Pinned by hack/registry.
+REGISTRY_VERSION := v3.1.2
+REGISTRY      := $(CURDIR)/bin/registry/$(REGISTRY_VERSION)/registry
 # Karpenter v1.0.8's own budget code for the fidelity tests (budget/fidelity):
 # a binary links one version of sigs.k8s.io/karpenter, and karpgate links
 # v1.15, so v1.0.8 answers from the build-only module hack/budget-oracle-v1.0.8.
@@ -118,10 +126,14 @@ export KARPGATE_ETCDCTL := $(ETCDCTL)
 # The release tests check the krew manifest with these.
 export KARPGATE_KREW := $(KREW)
 export KARPGATE_VALIDATE_KREW := $(VALIDATE_KREW)
+# The chart tests push to and install from this registry.
+export KARPGATE_REGISTRY := $(REGISTRY)
+# hack/actionworkflow's test checks that actionlint sees the Action's steps.
+export KARPGATE_ACTIONLINT := $(ACTIONLINT)
 # The budget fidelity tests ask Karpenter v1.0.8's code through this oracle.
 export KARPGATE_BUDGET_ORACLE := $(BUDGET_ORACLE)
 
-.PHONY: build tools etcdctl helm promtool budget-oracle golangci-lint pre-commit peers krew release generate manifests release-facts test unit e2e lint bench bench-peers load scale fuzz run clean help
+.PHONY: build tools etcdctl helm promtool budget-oracle golangci-lint actionlint registry pre-commit peers krew release generate manifests release-facts test unit e2e lint bench bench-peers load scale fuzz run clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -191,6 +203,18 @@ $(KREW) $(VALIDATE_KREW) &:
 	@echo "building krew $(KREW_VERSION) and validate-krew-manifest from source"
 	cd hack/krew && CGO_ENABLED=0 $(GO) build -trimpath $(TOOL_GCFLAGS) -ldflags '-s -w' -o $(dir $(KREW)) sigs.k8s.io/krew/cmd/krew sigs.k8s.io/krew/cmd/validate-krew-manifest
 
+registry: $(REGISTRY) ## Build the CNCF distribution registry from the Go module proxy (once; cached), for the OCI chart tests.
+
+# Upstream's registry command with its in-memory storage driver only
+# (hack/registry/main.go says why). hack/registry's go.mod takes the
+# harness's versions of the modules they share (OpenTelemetry, gRPC,
+# Prometheus's client, golang.org/x), and it builds as the harness does, so
+# that those packages, three fifths of its own, compile once.
+$(REGISTRY):
+	@mkdir -p $(dir $@)
+	@echo "building the distribution registry $(REGISTRY_VERSION) from source"
+	cd hack/registry && CGO_ENABLED=0 $(GO) build -trimpath -tags remove_all_sd -ldflags '-s -w -X github.com/distribution/distribution/v3/version.version=$(REGISTRY_VERSION)' -o $@ .
+
 etcdctl: $(ETCDCTL) ## Build etcdctl from source (once; cached, with the control plane), for the storage migration tests.
 
 helm: $(HELM) ## Build helm from the Go module proxy (once; cached, with the harness's other programs), for the chart tests.
@@ -211,6 +235,13 @@ $(GOLANGCI_LINT):
 	@mkdir -p $(dir $@)
 	@echo "building golangci-lint $(GOLANGCI_LINT_VERSION) from source"
 	CGO_ENABLED=0 GOBIN=$(dir $@) $(GO) install -trimpath $(TOOL_GCFLAGS) -ldflags '-s -w -X main.version=$(GOLANGCI_LINT_VERSION)' github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
+actionlint: $(ACTIONLINT) ## Build actionlint from the Go module proxy (once; cached), for make lint.
+
+$(ACTIONLINT):
+	@mkdir -p $(dir $@)
+	@echo "building actionlint $(ACTIONLINT_VERSION) from source"
+	cd hack/actionlint && CGO_ENABLED=0 $(GO) build -trimpath $(TOOL_GCFLAGS) -ldflags '-s -w -X github.com/rhysd/actionlint.version=$(ACTIONLINT_VERSION)' -o $@ github.com/rhysd/actionlint/cmd/actionlint
 
 peers: $(CONFTEST) $(KUBECONFORM) ## Build conftest and kubeconform from the Go module proxy (once; cached), for bench-peers.
 
@@ -262,11 +293,12 @@ unit e2e: lint
 TEST_VET := -vet=off
 endif
 
-# Under make test and make run, karpgate's own builds wait for the
-# harness's programs: they share compiled packages (hack/harness/go.mod),
-# and two go commands building at once would each compile them.
+# Under make test and make run, karpgate's own builds and the registry wait
+# for the harness's programs: they share compiled packages (hack/harness/go.mod,
+# hack/registry/go.mod), and two go commands building at once would each
+# compile them.
 ifneq ($(filter test e2e run,$(MAKECMDGOALS)),)
-bin/karpgate bin/karpgate-dev: | $(HARNESS_TOOLS)
+bin/karpgate bin/karpgate-dev $(REGISTRY): | $(HARNESS_TOOLS)
 endif
 
 UNIT_PACKAGES = $$($(GO) list ./... | grep -v /test/e2e)
@@ -275,10 +307,10 @@ UNIT_PACKAGES = $$($(GO) list ./... | grep -v /test/e2e)
 # resync) start the control plane, so it is built before they run. It comes
 # last here so that the budget oracle still builds first, before Karpenter
 # v1.0.8 (e2e), whose compiled packages it shares.
-unit: promtool budget-oracle $(TOOLS) ## The tests outside test/e2e, with the race detector; a few start the control plane.
+unit: promtool budget-oracle actionlint $(TOOLS) ## The tests outside test/e2e, with the race detector; a few start the control plane.
 	$(GO) test $(TEST_BUILD) $(TEST_LINK) $(TEST_VET) -count=1 -timeout 45m $(TEST_FLAGS) $(UNIT_PACKAGES)
 
-e2e: tools etcdctl helm promtool krew pre-commit build ## Only the end-to-end tests, with the race detector.
+e2e: tools etcdctl helm promtool krew registry pre-commit build ## Only the end-to-end tests, with the race detector.
 	$(GO) test $(TEST_BUILD) $(TEST_LINK) $(TEST_VET) -count=1 -timeout 45m $(TEST_FLAGS) ./test/e2e/...
 
 # The pre-commit e2e test drives the real pre-commit, a Python program: the
@@ -297,13 +329,15 @@ pre-commit: ## Install the real pre-commit (Debian's package) the pre-commit e2e
 # go vet and golangci-lint compile the packages they check with the test
 # runs' flags ($(TEST_BUILD); GOFLAGS reaches golangci-lint's go list), so those
 # compiled packages serve the tests too instead of being compiled twice.
-lint: $(GOLANGCI_LINT) ## go vet, gofmt, go.mod tidiness, golangci-lint (.golangci.yml) and opa fmt on the built-in rules.
+lint: $(GOLANGCI_LINT) $(ACTIONLINT) ## go vet, gofmt, go.mod tidiness, golangci-lint (.golangci.yml), opa fmt on the built-in rules, actionlint on the workflows and the Action.
 	$(GO) vet $(TEST_BUILD) ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy; run go mod tidy:"; $(GO) mod tidy -diff; exit 1; }
 	GOFLAGS='$(TEST_BUILD)' $(GOLANGCI_LINT) run --allow-parallel-runners ./...
 	$(GO) test $(TEST_BUILD) $(TEST_LINK) -vet=off -count=1 -run '^TestRegoIsFormatted$$' ./policies
+	$(ACTIONLINT) .github/workflows/*.yaml
+	$(GO) run $(TEST_BUILD) $(TEST_LINK) ./hack/actionworkflow action.yml | $(ACTIONLINT) -stdin-filename action.yml -
 
 bench: tools ## Benchmarks, with their in-run baselines.
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...

@@ -16,6 +16,15 @@ fi
 while IFS= read -r policy; do
   [[ -n "$policy" ]] && args+=(--policy "$policy")
 done <<< "${KARPGATE_POLICIES:-}"
+if [[ -n "${KARPGATE_ENVIRONMENT:-}" ]]; then
+  args+=(--environment "$KARPGATE_ENVIRONMENT")
+fi
+if [[ -n "${KARPGATE_KARPENTER_VERSION:-}" ]]; then
+  args+=(--karpenter-version "$KARPGATE_KARPENTER_VERSION")
+fi
+while IFS= read -r crds; do
+  [[ -n "$crds" ]] && args+=(--crds "$crds")
+done <<< "${KARPGATE_CRDS:-}"
 case "${KARPGATE_FAIL_ON_WARN:-false}" in
   true) args+=(--fail-on-warn) ;;
   false | "") ;;

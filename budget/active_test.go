@@ -109,6 +109,9 @@ func TestWindows(t *testing.T) {
 		{"every minute for a minute covers the week", scheduled(0, "0", "* * * * *", "1m"), day, "2025-01-13T00:00:00Z", []Window{w(day, "2025-01-13T00:00:00Z")}},
 		{"every two minutes for one", scheduled(0, "0", "*/2 * * * *", "1m"), day, "2025-01-06T00:06:00Z", []Window{
 			w(day, "2025-01-06T00:01:00Z"), w("2025-01-06T00:02:00Z", "2025-01-06T00:03:00Z"), w("2025-01-06T00:04:00Z", "2025-01-06T00:05:00Z")}},
+		{"every two minutes for a year: one window", scheduled(0, "0", "*/2 * * * *", "8760h"), day, "2025-01-13T00:00:00Z", []Window{w(day, "2025-01-13T00:00:00Z")}},
+		{"yearly for 8000h, open since the last hit", scheduled(0, "0", "@yearly", "8000h"), day, "2025-01-13T00:00:00Z", []Window{w(day, "2025-01-13T00:00:00Z")}},
+		{"yearly for 100h, long closed", scheduled(0, "0", "@yearly", "100h"), day, "2025-01-13T00:00:00Z", nil},
 		{"weekly for 36h", scheduled(0, "0", "0 0 * * mon", "36h"), day, "2025-01-14T00:00:00Z", []Window{
 			w(day, "2025-01-07T12:00:00Z"), w("2025-01-13T00:00:00Z", "2025-01-14T00:00:00Z")}},
 		{"started before from", scheduled(0, "0", "0 17 * * mon-fri", "16h"), "2025-01-07T08:00:00Z", "2025-01-07T20:00:00Z", []Window{

@@ -17,6 +17,9 @@ type Compiled struct {
 	// always: no schedule and no duration.
 	always   bool
 	schedule cron.Schedule
+	// fires lists the schedule's hits; nil unless it is a parsed cron
+	// (@every is not).
+	fires    *firing
 	duration time.Duration
 	// blocked is why Karpenter fails closed on this budget whatever the
 	// time: its schedule does not parse.
@@ -55,13 +58,16 @@ func Compile(b Budget) *Compiled {
 		return c
 	}
 	c.schedule = s
+	if spec, ok := s.(*cron.SpecSchedule); ok {
+		c.fires = newFiring(spec)
+	}
 	if b.Duration != nil {
 		// Karpenter decodes durations with time.ParseDuration; the CRD pattern
 		// is enforced by the API server, not by the runtime.
 		d, err := time.ParseDuration(*b.Duration)
 		if err != nil {
 			c.blocked = fmt.Sprintf("%s.duration %q cannot be read as a duration: %v", b.Path(), *b.Duration, err)
-			c.schedule = nil
+			c.schedule, c.fires = nil, nil
 			return c
 		}
 		c.duration = d

@@ -68,6 +68,12 @@ func FuzzBudget(f *testing.F) {
 			}
 		}
 		_, _ = set.NextChange(Disrupted(int(count), int(disrupting)), from, time.Hour)
+		// The firing table finds the windows Next finds hit by hit.
+		if c := set.budgets[0]; c.fires != nil {
+			if got, want := c.Windows(from, from.Add(48*time.Hour)), nextWindows(c, from, from.Add(48*time.Hour)); !sameWindows(got, want) {
+				t.Fatalf("%q for %s from %s: firing %v, Next %v", schedule, duration, from, got, want)
+			}
+		}
 		// Windows remembered from earlier inputs never answer for this one.
 		start := MondayOnOrBefore(from)
 		if got, want := set.AnalyzeSpanWith(start, fuzzSpanWindows), set.AnalyzeSpan(start); !reflect.DeepEqual(got, want) {

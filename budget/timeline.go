@@ -2,6 +2,7 @@ package budget
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 )
@@ -61,37 +62,66 @@ func (s *Set) Timeline(counts Counts, from, to time.Time) (Stretches, error) {
 }
 
 // timeline is Timeline over checked bounds, with each budget's windows
-// within them.
+// within them. The allowances at an edge depend only on which budgets are
+// active there, and a schedule that opens and closes all week switches
+// between a few such sets: each set's allowances are computed once. The
+// stretches share their Binding slices; nobody modifies them.
 func (s *Set) timeline(counts Counts, from, to time.Time, windows [][]Window) Stretches {
-	edges := []time.Time{from, to}
+	n := 2
+	for _, ws := range windows {
+		n += 2 * len(ws)
+	}
+	edges := make([]time.Time, 0, n)
+	edges = append(edges, from, to)
 	for _, ws := range windows {
 		for _, w := range ws {
 			edges = append(edges, w.From, w.To)
 		}
 	}
-	sort.Slice(edges, func(i, j int) bool { return edges[i].Before(edges[j]) })
+	slices.SortFunc(edges, time.Time.Compare)
 	edges = compactTimes(edges)
 
-	tl := make(Stretches, len(s.reasons))
+	byReason := make([][]Stretch, len(s.reasons))
 	active := make([]bool, len(s.budgets))
 	cursor := make([]int, len(s.budgets)) // index of the next window per budget
+	// A budget list longer than a mask holds (the CRD allows 50) is
+	// computed edge by edge.
+	keyed := len(s.budgets) <= 64
+	known := map[uint64][]Allowance{}
 	for e := 0; e+1 < len(edges); e++ {
 		at, until := edges[e], edges[e+1]
+		var mask uint64
 		for i, ws := range windows {
 			for cursor[i] < len(ws) && !ws[cursor[i]].To.After(at) {
 				cursor[i]++
 			}
 			active[i] = cursor[i] < len(ws) && !ws[cursor[i]].From.After(at)
+			if active[i] && keyed {
+				mask |= 1 << uint(i)
+			}
 		}
-		for _, r := range s.reasons {
-			a := s.allowance(r, active, counts)
-			stretches := tl[r]
+		allowances, ok := known[mask]
+		if !ok || !keyed {
+			allowances = make([]Allowance, len(s.reasons))
+			for j, r := range s.reasons {
+				allowances[j] = s.allowance(r, active, counts)
+			}
+			if keyed {
+				known[mask] = allowances
+			}
+		}
+		for j, a := range allowances {
+			stretches := byReason[j]
 			if n := len(stretches); n > 0 && stretches[n-1].Same(a) {
 				stretches[n-1].To = until
 				continue
 			}
-			tl[r] = append(stretches, Stretch{From: at, To: until, Allowance: a})
+			byReason[j] = append(stretches, Stretch{From: at, To: until, Allowance: a})
 		}
+	}
+	tl := make(Stretches, len(s.reasons))
+	for j, r := range s.reasons {
+		tl[r] = byReason[j]
 	}
 	return tl
 }
@@ -122,19 +152,49 @@ type Change struct {
 // NextChange returns, per reason, when the allowance next changes after now,
 // looking at most horizon ahead: the controller requeues at the earliest.
 func (s *Set) NextChange(counts Counts, now time.Time, horizon time.Duration) (map[Reason]Change, error) {
-	tl, err := s.Timeline(counts, now, now.Add(horizon))
+	out := make(map[Reason]Change, len(s.reasons))
+	err := s.lookAhead(counts, now, horizon, func(r Reason, stretches []Stretch, whole bool) bool {
+		if len(stretches) > 1 {
+			out[r] = Change{At: stretches[1].From, To: stretches[1].Allowance}
+			return true
+		}
+		out[r] = Change{}
+		return whole
+	})
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[Reason]Change, len(s.reasons))
-	for r, stretches := range tl {
-		if len(stretches) > 1 {
-			out[r] = Change{At: stretches[1].From, To: stretches[1].Allowance}
-		} else {
-			out[r] = Change{}
+	return out, nil
+}
+
+// lookAheadSteps are the spans lookAhead tries before the whole horizon:
+// most allowances change within the hour or the day, and a week's timeline
+// of a schedule every two minutes costs a hundred times an hour's. The
+// controller asks this of every NodePool at every reconcile.
+var lookAheadSteps = []time.Duration{time.Hour, 24 * time.Hour}
+
+// lookAhead calls found with each reason's timeline over ever longer spans
+// from now, up to horizon, until found has settled every reason. whole says
+// the span is the whole horizon; found reports whether the reason is
+// settled. Stretches that end before a span's end are those of the whole
+// horizon: a timeline's edges within a span do not depend on its end.
+func (s *Set) lookAhead(counts Counts, now time.Time, horizon time.Duration, found func(r Reason, stretches []Stretch, whole bool) bool) error {
+	pending := slices.Clone(s.reasons)
+	for _, span := range append(slices.Clone(lookAheadSteps), horizon) {
+		whole := span >= horizon
+		if whole {
+			span = horizon
+		}
+		tl, err := s.Timeline(counts, now, now.Add(span))
+		if err != nil {
+			return err
+		}
+		pending = slices.DeleteFunc(pending, func(r Reason) bool { return found(r, tl[r], whole) })
+		if whole || len(pending) == 0 {
+			return nil
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // NextChange is Set.NextChange for budgets compiled on the spot.
@@ -179,19 +239,19 @@ func (c *Compiled) NeverFires(from time.Time) bool {
 // itself when it allows one already, the zero time when no window within the
 // horizon allows one. `karpgate explain` says "next allows one at" with it.
 func (s *Set) NextAllowed(counts Counts, now time.Time, horizon time.Duration) (map[Reason]time.Time, error) {
-	tl, err := s.Timeline(counts, now, now.Add(horizon))
-	if err != nil {
-		return nil, err
-	}
 	out := make(map[Reason]time.Time, len(s.reasons))
-	for _, r := range s.reasons {
+	err := s.lookAhead(counts, now, horizon, func(r Reason, stretches []Stretch, whole bool) bool {
 		out[r] = time.Time{}
-		for _, st := range tl[r] {
+		for _, st := range stretches {
 			if !st.Blocked && (st.Unlimited || st.Count > 0) {
 				out[r] = st.From
-				break
+				return true
 			}
 		}
+		return whole
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

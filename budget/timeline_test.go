@@ -171,3 +171,57 @@ func TestNextChange(t *testing.T) {
 		t.Errorf("a one-hour horizon should see no change: %+v, %v", short[Drifted], err)
 	}
 }
+
+// TestLookAheadAgreesWithTheWholeHorizon checks NextChange and NextAllowed,
+// which look an hour, then a day, then the whole horizon ahead, against the
+// whole horizon's timeline read directly: changes within the hour, at its
+// end, within the day, at its end, later in the week and never.
+func TestLookAheadAgreesWithTheWholeHorizon(t *testing.T) {
+	sets := [][]Budget{
+		docsBusinessHours(),
+		{{Index: 0, Nodes: "34%"}, {Index: 1, Nodes: "1", Reasons: []string{"Drifted"}}, scheduled(2, "0", "*/2 * * * *", "1m", "Empty")},
+		{scheduled(0, "0", "0 * * * *", "30m", "Drifted"), scheduled(1, "0", "0 0 * * *", "1h", "Empty")},
+		{scheduled(0, "0", "0 0 * * sat", "48h")},
+		{scheduled(0, "0", "0 0 1 1 *", "1h")},
+		{{Index: 0, Nodes: "0"}},
+	}
+	nows := []string{"2025-01-06T10:00:00Z", "2025-01-06T23:00:00Z", "2025-01-06T23:30:00Z", "2025-01-07T00:00:00Z", "2025-01-09T23:59:59Z", "2025-01-10T18:30:15Z"}
+	for i, budgets := range sets {
+		set := CompileSet(budgets)
+		for _, now := range nows {
+			at := instant(t, now)
+			for _, counts := range []Counts{Disrupted(10, 0), Disrupted(3, 3)} {
+				tl, err := set.Timeline(counts, at, at.Add(DefaultHorizon))
+				if err != nil {
+					t.Fatal(err)
+				}
+				changes, err := set.NextChange(counts, at, DefaultHorizon)
+				if err != nil {
+					t.Fatal(err)
+				}
+				allowed, err := set.NextAllowed(counts, at, DefaultHorizon)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range Reasons {
+					want, wantAllowed := Change{}, time.Time{}
+					if ss := tl[r]; len(ss) > 1 {
+						want = Change{At: ss[1].From, To: ss[1].Allowance}
+					}
+					for _, st := range tl[r] {
+						if !st.Blocked && (st.Unlimited || st.Count > 0) {
+							wantAllowed = st.From
+							break
+						}
+					}
+					if got := changes[r]; !got.At.Equal(want.At) || !got.To.Same(want.To) {
+						t.Errorf("set %d at %s with %+v, %s: next change %+v, whole horizon says %+v", i, now, counts, r, got, want)
+					}
+					if got := allowed[r]; !got.Equal(wantAllowed) {
+						t.Errorf("set %d at %s with %+v, %s: next allowed %s, whole horizon says %s", i, now, counts, r, got, wantAllowed)
+					}
+				}
+			}
+		}
+	}
+}

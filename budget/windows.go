@@ -3,8 +3,6 @@ package budget
 import (
 	"sync"
 	"time"
-
-	"github.com/robfig/cron/v3"
 )
 
 // Window is a half-open stretch of time [From, To).
@@ -15,8 +13,8 @@ type Window struct {
 // Windows returns where the budget is active within [from, to), as sorted,
 // disjoint, non-adjacent windows in UTC. Overlapping or touching schedule
 // windows merge, so a duration longer than the cron period gives one long
-// window. Edges come from cron Next() and a binary search over it, never
-// from scanning minute by minute. A blocked budget has no windows.
+// window. Edges are the schedule's hits, listed from its fields (firing),
+// never found by scanning minute by minute. A blocked budget has no windows.
 func (c *Compiled) Windows(from, to time.Time) []Window {
 	from, to = from.UTC(), to.UTC()
 	if !from.Before(to) {
@@ -28,8 +26,7 @@ func (c *Compiled) Windows(from, to time.Time) []Window {
 	if c.schedule == nil {
 		return nil
 	}
-	spec, ok := c.schedule.(*cron.SpecSchedule)
-	if !ok {
+	if c.fires == nil {
 		// @every (which the CRD rejects) is relative to the instant asked
 		// about, so its answer does not change over time.
 		if c.Active(from) {
@@ -37,96 +34,46 @@ func (c *Compiled) Windows(from, to time.Time) []Window {
 		}
 		return nil
 	}
-	w := spanWalker{spec: spec, d: c.duration}
-	return w.windows(from, to)
+	return windowsOf(c.fires, c.duration, from, to)
 }
 
-type spanWalker struct {
-	spec *cron.SpecSchedule
-	d    time.Duration
-}
-
-func (w spanWalker) windows(from, to time.Time) []Window {
-	start := w.spec.Next(from.Add(-w.d))
+// windowsOf walks the schedule's hits in (from-d, to) and merges each
+// hit's window [hit, hit+d) with the next when they overlap or touch. Of
+// the hits up to from, only the latest matters: its window covers the
+// others' from from on, and skipping them keeps a long duration over a
+// frequent schedule (every minute for a year) from walking them all.
+func windowsOf(f *firing, d time.Duration, from, to time.Time) []Window {
+	start := f.spec.Next(from.Add(-d))
 	if start.IsZero() {
 		// No hit for five years: Karpenter reads the zero time as active.
 		return []Window{{from, to}}
 	}
-	if w.d <= 0 {
+	if d <= 0 {
 		return nil
 	}
+	if latest, ok := f.latest(from.Add(-d), from); ok {
+		start = latest
+	}
 	var out []Window
-	for start.Before(to) {
-		end := w.unionEnd(start, to)
-		out = append(out, Window{maxTime(start, from), minTime(end, to)})
-		if !end.Before(to) {
-			break
+	for hit := range f.hits(start, to) {
+		if n := len(out); n > 0 && !hit.After(out[n-1].To) {
+			out[n-1].To = hit.Add(d)
+			continue
 		}
-		next := w.spec.Next(end)
-		if next.IsZero() {
-			out[len(out)-1].To = to
-			break
-		}
-		start = next
+		out = append(out, Window{hit, hit.Add(d)})
 	}
+	if len(out) == 0 {
+		return nil
+	}
+	out[0].From = maxTime(out[0].From, from)
+	last := &out[len(out)-1]
+	if last.To.Before(to) && f.spec.Next(last.To).IsZero() {
+		// The last hit for five years: from there on Karpenter reads the
+		// budget as active, as above.
+		last.To = to
+	}
+	last.To = minTime(last.To, to)
 	return out
-}
-
-// unionEnd is where the active stretch that starts with hit h ends: each hit
-// inside a window extends it by another duration. It stops early once the
-// end reaches limit.
-func (w spanWalker) unionEnd(h, limit time.Time) time.Time {
-	end := h.Add(w.d)
-	for end.Before(limit) {
-		q := w.lastHitIn(h, end)
-		if q.IsZero() {
-			return end
-		}
-		h, end = q, q.Add(w.d)
-	}
-	return end
-}
-
-// lastHitIn returns the latest hit in (after, until], or the zero time.
-// A few hits are walked one by one (the usual case: one or two hits per
-// window); beyond that, Next(a) <= until holds exactly for a before the last
-// hit, so a binary search over whole seconds (cron's resolution) finds it in
-// a few Next calls instead of one per hit.
-func (w spanWalker) lastHitIn(after, until time.Time) time.Time {
-	const walkedHits = 4
-	last := w.spec.Next(after)
-	if last.IsZero() || last.After(until) {
-		return time.Time{}
-	}
-	for i := 0; i < walkedHits; i++ {
-		next := w.spec.Next(last)
-		if next.IsZero() || next.After(until) {
-			return last
-		}
-		last = next
-		if i == 0 {
-			if atEnd := w.spec.Next(until.Add(-time.Second)); atEnd.Equal(until) {
-				return atEnd // back-to-back windows, the common case of long durations
-			}
-		}
-	}
-	lo, hi := last, until // Next(lo) <= until < Next(hi)
-	if next := w.spec.Next(lo); next.IsZero() || next.After(until) {
-		return last
-	}
-	for hi.Sub(lo) > time.Second {
-		step := (hi.Sub(lo) / 2).Truncate(time.Second)
-		if step < time.Second {
-			step = time.Second
-		}
-		mid := lo.Add(step)
-		if next := w.spec.Next(mid); !next.IsZero() && !next.After(until) {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return w.spec.Next(lo)
 }
 
 func maxTime(a, b time.Time) time.Time {

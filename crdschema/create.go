@@ -138,10 +138,15 @@ func (j *judgement) run(obj map[string]any) *Verdict {
 			errs = append(errs, e)
 		}
 	}
-	errs = append(errs, j.openAPI(in)...)
+	schemaErrs := j.openAPI(in)
+	errs = append(errs, schemaErrs...)
 	for _, e := range j.scale(in) {
-		j.add(Bounds, e, "")
 		errs = append(errs, e)
+		// A negative spec.replicas breaks the schema's minimum too: one
+		// finding for one mistake.
+		if !hasFieldError(schemaErrs, e.Field) {
+			j.add(Bounds, e, "")
+		}
 	}
 	for _, e := range schemaobjectmeta.Validate(j.ctx, nil, in, ss, false) {
 		j.add(Metadata, e, "")
@@ -193,8 +198,11 @@ func (j *judgement) scale(in map[string]any) field.ErrorList {
 	if j.c.specReplicasPath == "" {
 		return nil
 	}
-	path := field.NewPath(j.c.specReplicasPath)
-	replicas, _, err := unstructured.NestedInt64(in, strings.Split(strings.TrimPrefix(j.c.specReplicasPath, "."), ".")...)
+	// The subresource names the field as a JSON path, ".spec.replicas";
+	// findings name it as the schema's errors do, "spec.replicas".
+	fields := strings.Split(strings.TrimPrefix(j.c.specReplicasPath, "."), ".")
+	path := field.NewPath(fields[0], fields[1:]...)
+	replicas, _, err := unstructured.NestedInt64(in, fields...)
 	switch {
 	case err != nil:
 		return field.ErrorList{field.Invalid(path, replicas, err.Error())}
@@ -204,6 +212,15 @@ func (j *judgement) scale(in map[string]any) field.ErrorList {
 		return field.ErrorList{field.Invalid(path, replicas, fmt.Sprintf("should be less than or equal to %v", math.MaxInt32))}
 	}
 	return nil
+}
+
+func hasFieldError(errs field.ErrorList, path string) bool {
+	for _, e := range errs {
+		if e.Field == path {
+			return true
+		}
+	}
+	return false
 }
 
 // nonFinite lists the paths of NaN and infinite numbers (YAML's .nan and

@@ -108,6 +108,12 @@ func TestCreateVerdicts(t *testing.T) {
 			[]string{"pattern spec.disruption.consolidateAfter"}, "should match"},
 		{"weight above its maximum", nodePool("  weight: 200\n"),
 			[]string{"bounds spec.weight"}, "less than or equal to 100"},
+		// The schema's minimum and the scale subresource's check both
+		// refuse it; one finding says it.
+		{"negative replicas", nodePool("  replicas: -1\n"),
+			[]string{"bounds spec.replicas"}, "greater than or equal to 0"},
+		{"replicas above the scale subresource's maximum", nodePool("  replicas: 3000000000\n"),
+			[]string{"bounds spec.replicas"}, "less than or equal to 2147483647"},
 		{"Gt with two values", strings.Replace(nodePool(""), "values: [on-demand]}]", "values: [on-demand]}, {key: karpenter.k8s.aws/instance-cpu, operator: Gt, values: [\"4\", \"8\"]}]", 1),
 			[]string{"rule spec.template.spec.requirements"}, "must have a single positive integer value"},
 		{"restricted label", strings.Replace(nodePool(""), "values: [on-demand]}]", "values: [on-demand]}, {key: kubernetes.io/hostname, operator: In, values: [a]}]", 1),

@@ -51,8 +51,8 @@ type Options struct {
 	// guard holds this many NodePools (karpgate serve
 	// --rollout-guard-freeze-after). 0, the default, never trips.
 	RolloutGuardFreezeAfter int
-	// Audit judges every stored Karpenter object with the loop (karpgate
-	// serve --audit).
+	// Audit judges every stored Karpenter object on the elected leader
+	// (karpgate serve --audit), with or without the loop.
 	Audit AuditOptions
 	// CertManager adds the Issuers and Certificates and has cert-manager's
 	// cainjector fill the webhooks' caBundle.

@@ -11,5 +11,7 @@
 // sha256sum's format.
 //
 // `make release` runs it (karpgate-dev release). Signing is left to CI,
-// which holds the identity: see docs/ci.md.
+// which holds the identity: the release workflow
+// (.github/workflows/release.yaml) runs `make release` on a v* tag and signs
+// checksums.txt with cosign, keyless; docs/ci.md says how to verify it.
 package release

@@ -47,6 +47,10 @@ func (p bodyPace) due(received int64) time.Time {
 	return d
 }
 
+// beforeBodyRead runs before each read of a body, given when the read is
+// due; tests make the server late with it.
+var beforeBodyRead = func(time.Time) {}
+
 // readBody reads the whole body, of its declared length, so that a
 // handler never sees a truncated review, charging the route's memory
 // factor as the bytes arrive: a client that announces a large body and
@@ -71,10 +75,33 @@ func (q *limitedRequest) readBody() *rejection {
 	// nothing before its first byte.
 	var body []byte
 	var past [1]byte
+	looked := false
+	// lastLook reports whether a read that missed its due time may try
+	// once more, due a grace from now. The server, not the client, may be
+	// the late one: a process starved of CPU (a busy node, a collection)
+	// is woken by bytes that arrived in time, runs only after the
+	// deadline, and finds its read expired before it looks at them. The
+	// request's context is detached from the connection's, which the
+	// failed read cancels, so the request lives on. A client that sends
+	// nothing is cut after two graces instead of one.
+	lastLook := func(err error) bool {
+		if looked || !errors.Is(err, os.ErrDeadlineExceeded) || q.ctx.Err() != nil {
+			return false
+		}
+		looked = true
+		pace.waited += time.Since(pace.due(int64(len(body)))) + pace.grace
+		await(int64(len(body)))
+		return true
+	}
 	for int64(len(body)) < r.ContentLength {
 		await(int64(len(body)))
+		beforeBodyRead(pace.due(int64(len(body))))
 		if len(body) == cap(body) {
-			if _, err := io.ReadFull(r.Body, past[:]); err != nil {
+			_, err := io.ReadFull(r.Body, past[:])
+			if err != nil && lastLook(err) {
+				_, err = io.ReadFull(r.Body, past[:])
+			}
+			if err != nil {
 				return q.unreadable(err)
 			}
 			var rej *rejection
@@ -85,6 +112,9 @@ func (q *limitedRequest) readBody() *rejection {
 			continue
 		}
 		n, err := r.Body.Read(body[len(body):cap(body)])
+		if n == 0 && err != nil && lastLook(err) {
+			n, err = r.Body.Read(body[len(body):cap(body)])
+		}
 		body = body[:len(body)+n]
 		switch {
 		case err == nil:

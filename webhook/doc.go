@@ -43,7 +43,9 @@
 //     before it is allocated, waiting up to MaxQueueWait (429). The first
 //     byte is due within BodyGrace, the rest at MinBodyRate, all within
 //     the Timeout (408): a client that announces a body and sends nothing
-//     holds no memory and no slot, and is gone after the grace;
+//     holds no memory and no slot, and is gone after two graces (a read
+//     that misses its due time gets one more look: the server may be the
+//     late one);
 //   - charge the body's JSON values: MemoryPerValue for each (413 when
 //     that is more than the caller's share, 429 when it stays taken);
 //   - take a handler slot: one of the route's pool (of a stranger's share

@@ -31,11 +31,13 @@ const (
 	// DefaultBodyGrace is how long the first bytes of a body may take. The
 	// API server writes a review's headers and body in one go (one write
 	// for a review of a few KiB), so its bodies arrive with their headers;
-	// a quarter of a second is many times a garbage collection pause, a
-	// busy node's scheduling delay or a round trip across zones, and ends a
-	// client that announces a body and sends nothing four times sooner
-	// than the second it had before, sixteen times sooner for an
-	// announced 3 MiB (a second plus its size at the rate).
+	// a quarter of a second is many times a garbage collection pause or a
+	// round trip across zones. A read that misses its due time gets one
+	// more look, due a grace later (readBody): a starved server, not the
+	// client, may be the late one. A client that announces a body and
+	// sends nothing is gone after two graces, half the second it had
+	// before, eight times sooner for an announced 3 MiB (a second plus
+	// its size at the rate).
 	DefaultBodyGrace = 250 * time.Millisecond
 	// DefaultMinBodyRate: 1 MiB/s, hundreds of times below what the API
 	// server sends from the same network. Each byte buys a microsecond:

@@ -20,6 +20,7 @@ import (
 	"github.com/karpgate/karpgate/audit/report"
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/policies"
+	"github.com/karpgate/karpgate/policies/sandbox"
 	"github.com/karpgate/karpgate/test/corpus"
 )
 
@@ -118,11 +119,18 @@ func (s *swappable) Engine() *policies.Engine {
 
 func newEngine(t testing.TB, karpgateYAML string) *policies.Engine {
 	t.Helper()
+	return newEngineWithLimits(t, karpgateYAML, sandbox.Limits{})
+}
+
+// newEngineWithLimits is newEngine with the sandbox's limits; zero fields
+// are the defaults.
+func newEngineWithLimits(t testing.TB, karpgateYAML string, limits sandbox.Limits) *policies.Engine {
+	t.Helper()
 	cfg, err := config.Parse("karpgate.yaml", []byte(karpgateYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := policies.New(context.Background(), policies.Options{Config: cfg, Now: func() time.Time { return now }})
+	e, err := policies.New(context.Background(), policies.Options{Config: cfg, Now: func() time.Time { return now }, Limits: limits})
 	if err != nil {
 		t.Fatal(err)
 	}

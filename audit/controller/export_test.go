@@ -9,6 +9,7 @@ var (
 	NodePoolWithWaivers = nodePoolWithWaivers
 	WaiverKey           = waiverKey
 	NewEngine           = newEngine
+	NewEngineWithLimits = newEngineWithLimits
 	Now                 = now
 )
 

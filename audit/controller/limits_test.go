@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	orv1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
@@ -216,5 +217,21 @@ func TestAnObjectsReportsAreBuiltOnceForAllParts(t *testing.T) {
 	}
 	if len(a.spares) != 0 {
 		t.Fatal("spares kept past a new judgement")
+	}
+
+	// Judging that takes longer than spareFor (ten thousand waivers on a
+	// busy machine): the spares are kept from when it ended.
+	times := []time.Time{now, now.Add(spareFor + time.Second), now.Add(spareFor + 2*time.Second)}
+	a.now = func() time.Time {
+		next := times[0]
+		if len(times) > 1 {
+			times = times[1:]
+		}
+		return next
+	}
+	desire(first)
+	kept = spare(second)
+	if kept == nil || desire(second) != kept {
+		t.Fatalf("%s was judged again because judging %s took longer than spareFor", second, first)
 	}
 }

@@ -79,7 +79,10 @@ func (a *auditor) desire(ctx context.Context, name string) (*orv1.ClusterReport,
 			want = r
 		}
 	}
-	a.keepSpare(k, name, s, engine, now, built)
+	// Kept from when the judging ended, not from the instant the object
+	// was judged at: on a slow machine judging ten thousand waivers may
+	// take longer than spareFor itself, and every part would judge again.
+	a.keepSpare(k, name, s, engine, a.now(), built)
 	if want == nil {
 		return gone()
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -90,17 +91,7 @@ func Setup(mgr manager.Manager, opts Options) (*Loop, error) {
 	}
 	err = builder.ControllerManagedBy(mgr).
 		Named(opts.Name).
-		WithOptions(ctrlcontroller.Options{
-			UsePriorityQueue: ptr.To(false),
-			// A loop set up again in the same process (see register) reuses
-			// its name; its metrics are replaced, not doubled.
-			SkipNameValidation: ptr.To(true),
-			NewQueue: func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-				// The queue's clock is the loop's, so requeues at window
-				// boundaries follow an injected clock too.
-				return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name, Clock: opts.Clock})
-			},
-		}).
+		WithOptions(QueueOptions(opts.Clock)).
 		WatchesRawSource(nodePoolSource(cl)).
 		WatchesRawSource(nodeClaimSource(cl)).
 		WatchesRawSource(nodeSource(cl)).
@@ -149,4 +140,19 @@ func requireKinds(mapper meta.RESTMapper) error {
 		return fmt.Errorf("the cluster does not serve %s: install Karpenter's v1 CRDs, or turn the disruption loop off", strings.Join(missing, ", "))
 	}
 	return nil
+}
+
+// QueueOptions are the controller options of karpgate's controllers on the
+// leader's manager. The queue's clock is the controller's, so requeues at
+// window boundaries and soak ends follow an injected clock too. A
+// controller set up again in the same process (see register) reuses its
+// name; its metrics are replaced, not doubled.
+func QueueOptions(clk clock.WithTicker) ctrlcontroller.Options {
+	return ctrlcontroller.Options{
+		UsePriorityQueue:   ptr.To(false),
+		SkipNameValidation: ptr.To(true),
+		NewQueue: func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+			return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name, Clock: clk})
+		},
+	}
 }

@@ -184,7 +184,8 @@ func releaseConfirmsTheHoldIsGone(ctx context.Context, t *testing.T, env *testen
 	}
 }
 
-func guardRecord(ctx context.Context, t *testing.T, env *testenv.Env) string {
+// liveDefault is the NodePool "default" as the API server has it.
+func liveDefault(ctx context.Context, t *testing.T, env *testenv.Env) *unstructured.Unstructured {
 	t.Helper()
 	live := &unstructured.Unstructured{}
 	live.SetAPIVersion("karpenter.sh/v1")
@@ -192,18 +193,17 @@ func guardRecord(ctx context.Context, t *testing.T, env *testenv.Env) string {
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: "default"}, live); err != nil {
 		t.Fatal(err)
 	}
-	return live.GetAnnotations()["karpgate.io/rollout-guard"]
+	return live
+}
+
+func guardRecord(ctx context.Context, t *testing.T, env *testenv.Env) string {
+	t.Helper()
+	return liveDefault(ctx, t, env).GetAnnotations()["karpgate.io/rollout-guard"]
 }
 
 func budgets(ctx context.Context, t *testing.T, env *testenv.Env) string {
 	t.Helper()
-	live := &unstructured.Unstructured{}
-	live.SetAPIVersion("karpenter.sh/v1")
-	live.SetKind("NodePool")
-	if err := env.Client.Get(ctx, client.ObjectKey{Name: "default"}, live); err != nil {
-		t.Fatal(err)
-	}
-	b, _, _ := unstructured.NestedSlice(live.Object, "spec", "disruption", "budgets")
+	b, _, _ := unstructured.NestedSlice(liveDefault(ctx, t, env).Object, "spec", "disruption", "budgets")
 	out, err := json.Marshal(b)
 	if err != nil {
 		t.Fatal(err)

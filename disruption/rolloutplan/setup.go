@@ -6,12 +6,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
-	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -50,15 +47,7 @@ func Setup(mgr manager.Manager, cl cluster.Cluster, direct client.Client, opts O
 	all := allPlans(cl.GetClient())
 	return builder.ControllerManagedBy(mgr).
 		Named(opts.Name).
-		WithOptions(ctrlcontroller.Options{
-			UsePriorityQueue:   ptr.To(false),
-			SkipNameValidation: ptr.To(true),
-			NewQueue: func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-				// The queue's clock is the controller's, so the requeue at
-				// a soak's end follows an injected clock too.
-				return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name, Clock: opts.Clock})
-			},
-		}).
+		WithOptions(controller.QueueOptions(opts.Clock)).
 		// Any plan change can move NodePools between plans; a deleted plan
 		// is no longer listed, so it is asked for by name (its holds go).
 		WatchesRawSource(source.Kind(cl.GetCache(), &v1alpha1.RolloutPlan{}, handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, p *v1alpha1.RolloutPlan) []reconcile.Request {

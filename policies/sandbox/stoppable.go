@@ -70,34 +70,33 @@ func wasStopped(bctx topdown.BuiltinContext, name string) error {
 	return halt(bctx, fmt.Errorf("a call of %s was still running when the evaluation ran out of time; it stopped", name))
 }
 
-// stringOperands are the operands as strings, if they all are. Pass only
-// the builtin's arguments: OPA hands a call whose result is assigned its
-// output term as one more operand.
-func stringOperands(operands []*ast.Term) ([]string, bool) {
-	out := make([]string, len(operands))
-	for i, t := range operands {
-		s, ok := t.Value.(ast.String)
-		if !ok {
-			return nil, false
-		}
-		out[i] = string(s)
+// patternCall is what the regular expression builtins read from their
+// operands: the pattern at index pattern, compiled, the text at index text,
+// and the flag that stops the call. ok is false when OPA's implementation
+// answers instead: outside karpgate's evaluations, for an operand that is
+// not a string, or for a pattern that does not compile.
+func patternCall(bctx topdown.BuiltinContext, operands []*ast.Term, pattern, text int) (re *stoppableRegexp, value string, s stop, ok bool) {
+	s = stopOf(bctx)
+	p, pOK := operands[pattern].Value.(ast.String)
+	v, vOK := operands[text].Value.(ast.String)
+	if s == nil || !pOK || !vOK {
+		return nil, "", nil, false
 	}
-	return out, true
+	re, err := compileStoppable(string(p))
+	if err != nil {
+		return nil, "", nil, false
+	}
+	return re, string(v), s, true
 }
 
 // regexMatch is regex.match(pattern, value) and re_match.
 func regexMatch(name string, original topdown.BuiltinFunc) topdown.BuiltinFunc {
 	return func(bctx topdown.BuiltinContext, operands []*ast.Term, iter func(*ast.Term) error) error {
-		s := stopOf(bctx)
-		ops, ok := stringOperands(operands[:2])
-		if s == nil || !ok {
+		re, text, s, ok := patternCall(bctx, operands, 0, 1)
+		if !ok {
 			return original(bctx, operands, iter)
 		}
-		re, err := compileStoppable(ops[0])
-		if err != nil {
-			return original(bctx, operands, iter)
-		}
-		matched, err := re.MatchString(ops[1], s)
+		matched, err := re.MatchString(text, s)
 		if err != nil {
 			return wasStopped(bctx, name)
 		}
@@ -113,18 +112,13 @@ var errLeftToOPA = errors.New("left to OPA")
 // at most n matches (operands[2]); the error is errLeftToOPA or
 // errStopped.
 func findAll(bctx topdown.BuiltinContext, operands []*ast.Term) (text string, matches [][]int, err error) {
-	s := stopOf(bctx)
-	ops, ok := stringOperands(operands[:2])
-	if s == nil || !ok {
-		return "", nil, errLeftToOPA
-	}
+	re, text, s, ok := patternCall(bctx, operands, 0, 1)
 	n, nErr := builtins.IntOperand(operands[2].Value, 3)
-	re, reErr := compileStoppable(ops[0])
-	if nErr != nil || reErr != nil {
+	if !ok || nErr != nil {
 		return "", nil, errLeftToOPA
 	}
-	matches, err = re.FindAllStringSubmatchIndex(ops[1], n, s)
-	return ops[1], matches, err
+	matches, err = re.FindAllStringSubmatchIndex(text, n, s)
+	return text, matches, err
 }
 
 // regexFind is regex.find_n(pattern, value, n): the matches.
@@ -175,16 +169,11 @@ func regexFindAllStringSubmatch(name string, original topdown.BuiltinFunc) topdo
 // regexSplit is regex.split(pattern, value).
 func regexSplit(name string, original topdown.BuiltinFunc) topdown.BuiltinFunc {
 	return func(bctx topdown.BuiltinContext, operands []*ast.Term, iter func(*ast.Term) error) error {
-		s := stopOf(bctx)
-		ops, ok := stringOperands(operands[:2])
-		if s == nil || !ok {
+		re, text, s, ok := patternCall(bctx, operands, 0, 1)
+		if !ok {
 			return original(bctx, operands, iter)
 		}
-		re, err := compileStoppable(ops[0])
-		if err != nil {
-			return original(bctx, operands, iter)
-		}
-		parts, err := re.Split(ops[1], s)
+		parts, err := re.Split(text, s)
 		if err != nil {
 			return wasStopped(bctx, name)
 		}
@@ -201,14 +190,9 @@ func regexSplit(name string, original topdown.BuiltinFunc) topdown.BuiltinFunc {
 // itself, as OPA answers.
 func regexReplace(name string, original topdown.BuiltinFunc) topdown.BuiltinFunc {
 	return func(bctx topdown.BuiltinContext, operands []*ast.Term, iter func(*ast.Term) error) error {
-		s := stopOf(bctx)
-		ops, ok := stringOperands(operands[:3])
-		if s == nil || !ok {
-			return original(bctx, operands, iter)
-		}
-		base, replacement := ops[0], ops[2]
-		re, err := compileStoppable(ops[1])
-		if err != nil {
+		re, base, s, ok := patternCall(bctx, operands, 1, 0)
+		replacement, rOK := operands[2].Value.(ast.String)
+		if !ok || !rOK {
 			return original(bctx, operands, iter)
 		}
 		matches, err := re.FindAllStringSubmatchIndex(base, -1, s)
@@ -219,7 +203,7 @@ func regexReplace(name string, original topdown.BuiltinFunc) topdown.BuiltinFunc
 		last := 0
 		for _, m := range matches {
 			b.WriteString(base[last:m[0]])
-			b.Write(re.re.ExpandString(nil, replacement, base, m))
+			b.Write(re.re.ExpandString(nil, string(replacement), base, m))
 			last = m[1]
 		}
 		b.WriteString(base[last:])

@@ -20,7 +20,7 @@ import (
 
 // stoppableGlobs caches translated patterns by pattern and separators.
 var stoppableGlobs = struct {
-	sync.Mutex
+	sync.RWMutex
 	m map[string]*stoppableRegexp
 }{m: map[string]*stoppableRegexp{}}
 
@@ -29,9 +29,10 @@ var stoppableGlobs = struct {
 // compile, which glob.match then answers itself.
 func compileStoppableGlob(pattern string, separators []rune) (r *stoppableRegexp, ok bool, err error) {
 	key := pattern + "\x00" + string(separators)
-	stoppableGlobs.Lock()
-	defer stoppableGlobs.Unlock()
-	if r, ok := stoppableGlobs.m[key]; ok {
+	stoppableGlobs.RLock()
+	r, cached := stoppableGlobs.m[key]
+	stoppableGlobs.RUnlock()
+	if cached {
 		return r, true, nil
 	}
 	if _, err := glob.Compile(pattern, separators...); err != nil {
@@ -45,7 +46,9 @@ func compileStoppableGlob(pattern string, separators []rune) (r *stoppableRegexp
 	if err != nil {
 		return nil, false, nil
 	}
-	r = &stoppableRegexp{re: re}
+	r = newStoppableRegexp(re, expr)
+	stoppableGlobs.Lock()
+	defer stoppableGlobs.Unlock()
 	if len(stoppableGlobs.m) >= 128 {
 		clear(stoppableGlobs.m)
 	}

@@ -57,28 +57,66 @@ type stoppableRegexp struct {
 	// the pattern's groups follow. nil when that form does not compile to
 	// the same pattern (none is known): the call then runs unstoppable.
 	after *regexp.Regexp
+	// insts is the size of the compiled program: a match takes at most a
+	// step per instruction per rune of text (see quick).
+	insts int
+}
+
+// quickSteps bounds the work of a call that runs without a reader: the
+// regexp package's own search on a string is several times faster than
+// one through a reader (9x for a field path), and a call of at most this
+// many steps ends within milliseconds anyway, well inside any evaluation's
+// time. Most calls the rules make are of a short pattern over a field path
+// or a value: they all take the quick way.
+const quickSteps = 1 << 20
+
+// newStoppableRegexp is re with the size of its program, which expr (its
+// source, already compiled by re) gives.
+func newStoppableRegexp(re *regexp.Regexp, expr string) *stoppableRegexp {
+	r := &stoppableRegexp{re: re, insts: quickSteps}
+	if parsed, err := syntax.Parse(expr, syntax.Perl); err == nil {
+		if prog, err := syntax.Compile(parsed.Simplify()); err == nil {
+			r.insts = max(len(prog.Inst), 1)
+		}
+	}
+	return r
+}
+
+// quick reports whether a search of text needs no reader: at most
+// quickSteps steps for one search, and for every match in turn, each of
+// which may read the rest of the text again, len(text) searches.
+func (r *stoppableRegexp) quick(text string, all bool) bool {
+	n := len(text) + 1
+	if all {
+		return n <= quickSteps/n/r.insts
+	}
+	return n <= quickSteps/r.insts
 }
 
 // stoppableRegexps caches compiled patterns, as OPA does: policies use
 // the same few again and again. It is emptied when full.
 var stoppableRegexps = struct {
-	sync.Mutex
+	sync.RWMutex
 	m map[string]*stoppableRegexp
 }{m: map[string]*stoppableRegexp{}}
 
 // compileStoppable compiles pattern as regexp.Compile does, with the same
 // errors.
 func compileStoppable(pattern string) (*stoppableRegexp, error) {
-	stoppableRegexps.Lock()
-	defer stoppableRegexps.Unlock()
-	if r, ok := stoppableRegexps.m[pattern]; ok {
+	stoppableRegexps.RLock()
+	r, ok := stoppableRegexps.m[pattern]
+	stoppableRegexps.RUnlock()
+	if ok {
 		return r, nil
 	}
 	re, err := regexp.Compile(pattern)
 	if err != nil {
 		return nil, err
 	}
-	r := &stoppableRegexp{re: re, after: compileAfter(pattern)}
+	r = newStoppableRegexp(re, pattern)
+	r.after = compileAfter(pattern)
+	stoppableRegexps.Lock()
+	defer stoppableRegexps.Unlock()
 	if len(stoppableRegexps.m) >= 128 {
 		clear(stoppableRegexps.m)
 	}
@@ -126,6 +164,14 @@ func shiftGroups(re *syntax.Regexp) {
 
 // MatchString is regexp.Regexp.MatchString, or errStopped.
 func (r *stoppableRegexp) MatchString(s string, stop stop) (bool, error) {
+	if r.quick(s, false) {
+		return r.re.MatchString(s), nil
+	}
+	return r.matchReader(s, stop)
+}
+
+// matchReader is MatchString through a reader that can stop.
+func (r *stoppableRegexp) matchReader(s string, stop stop) (bool, error) {
 	matched := r.re.MatchReader(&runeText{s: s, stop: stop})
 	if stopped(stop) {
 		return false, errStopped
@@ -138,9 +184,15 @@ func (r *stoppableRegexp) MatchString(s string, stop stop) (bool, error) {
 // allMatches): an empty match right after the previous match is skipped,
 // and after an empty match the search moves on one rune.
 func (r *stoppableRegexp) FindAllStringSubmatchIndex(s string, n int, stop stop) ([][]int, error) {
-	if r.after == nil {
+	if r.after == nil || r.quick(s, true) {
 		return r.re.FindAllStringSubmatchIndex(s, n), nil
 	}
+	return r.findAllReader(s, n, stop)
+}
+
+// findAllReader is FindAllStringSubmatchIndex through readers that can
+// stop; r.after must be set.
+func (r *stoppableRegexp) findAllReader(s string, n int, stop stop) ([][]int, error) {
 	if n < 0 {
 		n = len(s) + 1
 	}

@@ -60,11 +60,19 @@ func checkAgainstRegexp(t *testing.T, pattern, text string, n int) {
 		t.Fatalf("%#q: no stoppable form for searches past the start", pattern)
 	}
 	var never atomic.Bool
+	// Texts this small take the quick way (the regexp package's own
+	// search); the readers, which larger texts take, are compared too.
+	if got, _ := sr.matchReader(text, &never); got != re.MatchString(text) {
+		t.Errorf("%#q on %q: matchReader %v, regexp %v", pattern, text, got, !got)
+	}
 	if got, _ := sr.MatchString(text, &never); got != re.MatchString(text) {
 		t.Errorf("%#q on %q: MatchString %v, regexp %v", pattern, text, got, !got)
 	}
-	got, _ := sr.FindAllStringSubmatchIndex(text, n, &never)
-	if want := re.FindAllStringSubmatchIndex(text, n); !slices.EqualFunc(got, want, slices.Equal) {
+	want := re.FindAllStringSubmatchIndex(text, n)
+	if got, _ := sr.findAllReader(text, n, &never); !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("%#q on %q, n=%d: findAllReader\n got %v\nwant %v", pattern, text, n, got, want)
+	}
+	if got, _ := sr.FindAllStringSubmatchIndex(text, n, &never); !slices.EqualFunc(got, want, slices.Equal) {
 		t.Errorf("%#q on %q, n=%d: FindAllStringSubmatchIndex\n got %v\nwant %v", pattern, text, n, got, want)
 	}
 	split, _ := sr.Split(text, &never)
@@ -149,5 +157,8 @@ func checkAgainstGlob(t *testing.T, pattern, text string, dots bool) {
 	var never atomic.Bool
 	if got, _ := sr.MatchString(text, &never); got != g.Match(text) {
 		t.Errorf("%#q (%s) on %q with separators %q: %v, glob %v", pattern, sr.re, text, string(separators), got, !got)
+	}
+	if got, _ := sr.matchReader(text, &never); got != g.Match(text) {
+		t.Errorf("%#q (%s) on %q with separators %q: matchReader %v, glob %v", pattern, sr.re, text, string(separators), got, !got)
 	}
 }

@@ -28,12 +28,14 @@ var reportColumns = []string{"get", "clusterreports", "-l", "app.kubernetes.io/m
 // rule switched to deny in karpgate.yaml fails the report of each object
 // that breaks it, is counted in karpgate_audit_findings and sends an Event,
 // without a write to any audited object; fixing the object clears the
-// entry; deleting one deletes its report.
+// entry; deleting one deletes its report. The disruption loop is off: the
+// audit runs without it (karpgate serve --controller=false keeps --audit),
+// and the installs' tests run both together.
 func TestAuditOfStoredObjects(t *testing.T) {
 	env, cluster := testenv.StartKarpgate(t, localcluster.Options{
-		Controller: true,
-		Config:     "apiVersion: karpgate.io/v1alpha1\nkind: Config\n",
+		Config: "apiVersion: karpgate.io/v1alpha1\nkind: Config\n",
 		Serve: func(o *serve.Options) {
+			o.Controller, o.Audit = false, true
 			o.ReloadInterval = 100 * time.Millisecond
 			o.AuditOptions.ReportWritesPerSecond = 100
 		},

@@ -41,7 +41,7 @@ func TestListingEveryNodeClaimAtV1(t *testing.T) {
 	// The shipped binary with a kubeconfig, as in a cluster: its client
 	// rate is its own, not the test's.
 	files := newServeFiles(t)
-	p := startServeProcess(t, "conversion", bin, env.KubeconfigPath, files, "--controller=false")
+	p := startServeProcess(t, "conversion", bin, env.KubeconfigPath, files, "--controller=false", "--audit=false")
 	cfg := rest.CopyConfig(env.Config)
 	cfg.QPS, cfg.Burst = -1, 0 // the test's own writes are not what is measured
 	c, err := client.New(cfg, client.Options{})

@@ -145,7 +145,7 @@ func startWithKarpgateConversion(t *testing.T) *testenv.Env {
 
 	serve := exec.Command(buildKarpgate(t), "serve", "--cert-dir", certDir, "--host", "127.0.0.1",
 		"--port", strconv.Itoa(port), "--health-addr", "127.0.0.1:"+strconv.Itoa(healthPort), "--metrics-addr", "0",
-		"--controller=false", "--kubeconfig", env.KubeconfigPath)
+		"--controller=false", "--audit=false", "--kubeconfig", env.KubeconfigPath)
 	var logs bytes.Buffer
 	serve.Stdout, serve.Stderr = &logs, &logs
 	if err := serve.Start(); err != nil {

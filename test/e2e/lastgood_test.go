@@ -52,7 +52,7 @@ func TestARestartAfterABadConfigMapServesTheLastGoodPolicy(t *testing.T) {
 		}
 	}
 	write(lastGoodConfig)
-	a := startServeProcess(t, "A", bin, env.KubeconfigPath, files, "--controller=false")
+	a := startServeProcess(t, "A", bin, env.KubeconfigPath, files, "--controller=false", "--audit=false")
 	wait.ForNoError(t, "A to keep its policy as the last good one", func() error {
 		return env.Client.Get(ctx, client.ObjectKey{Namespace: deploy.Namespace, Name: deploy.LastGoodConfigMapName}, &corev1.ConfigMap{})
 	})
@@ -69,7 +69,7 @@ func TestARestartAfterABadConfigMapServesTheLastGoodPolicy(t *testing.T) {
 	}
 	<-a.exited
 
-	b := startServeProcess(t, "B", bin, env.KubeconfigPath, files, "--controller=false")
+	b := startServeProcess(t, "B", bin, env.KubeconfigPath, files, "--controller=false", "--audit=false")
 	if got := b.metric(t, "karpgate_config_degraded"); got != 1 {
 		t.Errorf("karpgate_config_degraded = %v on the restarted replica, want 1", got)
 	}

@@ -179,7 +179,7 @@ func TestLoadThroughTheAPIServer(t *testing.T) {
 	// timeout, and karpgate four fifths of it, so that a machine busy with
 	// other work slows the load down without failing it: what must not
 	// fail a request here is the rotation, the reloads and the SIGTERM.
-	common := []string{"--controller=false", "--memory-limit=512Mi", fmt.Sprintf("--request-timeout=%v", deploy.RequestTimeoutFor(deploy.MaxWebhookTimeoutSeconds))}
+	common := []string{"--controller=false", "--audit=false", "--memory-limit=512Mi", fmt.Sprintf("--request-timeout=%v", deploy.RequestTimeoutFor(deploy.MaxWebhookTimeoutSeconds))}
 	policy := webhookconfig.Policy{FailurePolicy: webhookconfig.DefaultValidatingPolicy.FailurePolicy, TimeoutSeconds: deploy.MaxWebhookTimeoutSeconds}
 	a := startServeProcess(t, "A", bin, env.KubeconfigPath, files, append(common, "--shutdown-delay=10s")...)
 	b := startServeProcess(t, "B", bin, env.KubeconfigPath, files, append(common, "--shutdown-delay=1s")...)

@@ -93,6 +93,11 @@ func TestObservabilityAgainstLiveMetrics(t *testing.T) {
 	postToWebhook(t, cluster, "/convert", `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"uid":"1","desiredAPIVersion":"karpenter.sh/v1","objects":["text"]}}`)
 	postToWebhook(t, cluster, "/validate", strings.Repeat(" ", 4<<20)) // over --max-request-bytes
 	refuseOneReload(t, cluster)
+	// A RolloutPlan whose one wave is business, whose NodeClaims drifted:
+	// the plan rolls, so its phase and its gates have series.
+	env.MustKubectl(nil, "label", "nodepools.v1.karpenter.sh", "business", "karpgate-e2e/wave=observed")
+	env.MustKubectl([]byte(`{"apiVersion":"karpgate.io/v1alpha1","kind":"RolloutPlan","metadata":{"name":"observed"},
+"spec":{"waves":[{"name":"canary","nodePoolSelector":{"matchLabels":{"karpgate-e2e/wave":"observed"}}}]}}`), "apply", "-f", "-")
 
 	var selectors []selectorUse
 	for _, q := range dashboard.Queries(dashboard.New()) {

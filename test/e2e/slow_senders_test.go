@@ -89,7 +89,7 @@ func TestSlowAnnouncersCannotStallTheWebhooks(t *testing.T) {
 		{"trusted source addresses", "trusted", []string{"--trusted-source-cidrs=127.0.0.1/32"}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			p := startServeProcess(t, tt.short, bin, env.KubeconfigPath, files, append([]string{"--controller=false", "--memory-limit=512Mi"}, tt.flags...)...)
+			p := startServeProcess(t, tt.short, bin, env.KubeconfigPath, files, append([]string{"--controller=false", "--audit=false", "--memory-limit=512Mi"}, tt.flags...)...)
 			pointWebhooksAt(t, c, p, files)
 
 			a := startSlowAnnouncers(t, p, files.bundle.CAPEM)

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -58,14 +59,7 @@ func TestValidatorRefusesHoldsDatedInTheFuture(t *testing.T) {
 			"NodePool/web: metadata.annotations[karpgate.io/rollout-guard-resumed]: 2099-01-01T00:00:00Z is later than karpgate's clock"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, review := post(t, hook, tt.req.body(t), "application/json")
-			resp := review.Response
-			if resp.Allowed != (tt.message == "") {
-				t.Fatalf("allowed=%v: %+v", resp.Allowed, resp.Result)
-			}
-			if tt.message != "" && !strings.Contains(resp.Result.Message, tt.message) {
-				t.Fatalf("message:\n%s\nwant it to contain:\n%s", resp.Result.Message, tt.message)
-			}
+			expectRefusal(t, hook, tt.req, tt.message)
 		})
 	}
 }
@@ -115,14 +109,7 @@ func TestValidatorJudgesTheDeleteOfAHeldNodePool(t *testing.T) {
 			mu.Lock()
 			lines = nil
 			mu.Unlock()
-			_, review := post(t, hook, tt.req.body(t), "application/json")
-			resp := review.Response
-			if resp.Allowed != (tt.message == "") {
-				t.Fatalf("allowed=%v: %+v", resp.Allowed, resp.Result)
-			}
-			if tt.message != "" && !strings.Contains(resp.Result.Message, tt.message) {
-				t.Fatalf("message:\n%s\nwant it to contain:\n%s", resp.Result.Message, tt.message)
-			}
+			resp := expectRefusal(t, hook, tt.req, tt.message)
 			if tt.name == "a frozen NodePool" && !strings.Contains(docs, "denied the request: "+resp.Result.Message+"\n") {
 				t.Errorf("docs/disruption.md does not show the refusal as it is:\n%s", resp.Result.Message)
 			}
@@ -175,4 +162,19 @@ func TestMutatorKeepsOnlyValidHoldsUntilResumed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// expectRefusal posts req and checks the verdict: allowed when message is
+// "", else refused with a message that contains it.
+func expectRefusal(t *testing.T, hook http.Handler, req request, message string) *admissionv1.AdmissionResponse {
+	t.Helper()
+	_, review := post(t, hook, req.body(t), "application/json")
+	resp := review.Response
+	if resp.Allowed != (message == "") {
+		t.Fatalf("allowed=%v: %+v", resp.Allowed, resp.Result)
+	}
+	if message != "" && !strings.Contains(resp.Result.Message, message) {
+		t.Fatalf("message:\n%s\nwant it to contain:\n%s", resp.Result.Message, message)
+	}
+	return resp
 }

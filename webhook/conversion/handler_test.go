@@ -347,7 +347,7 @@ func TestNodePoolsAreLookedUpOnlyForKnownCallers(t *testing.T) {
 				ctx = serving.WithCaller(ctx, *tt.caller)
 			}
 			claimOf := strings.Replace(strings.Replace(claim, "%s", "c-1", 1), `"gpu"`, `"`+tt.nodePool+`"`, 1)
-			_, claims := postWithContext(t, ctx, h, reviewBody("apiextensions.k8s.io/v1", "karpenter.sh/v1", claimOf))
+			_, claims := postWithContext(ctx, t, h, reviewBody("apiextensions.k8s.io/v1", "karpenter.sh/v1", claimOf))
 			resp := claims.Response
 			if tt.wantFailure != "" {
 				if resp.Result.Status != metav1.StatusFailure || !strings.HasSuffix(resp.Result.Message, tt.wantFailure) {
@@ -366,7 +366,7 @@ func TestNodePoolsAreLookedUpOnlyForKnownCallers(t *testing.T) {
 				t.Errorf("%d NodePool lookups, want %d", got, tt.wantLookups)
 			}
 			// Whoever asks, NodePools themselves convert.
-			_, pools2 := postWithContext(t, ctx, h, reviewBody("apiextensions.k8s.io/v1", "karpenter.sh/v1", nodePoolA))
+			_, pools2 := postWithContext(ctx, t, h, reviewBody("apiextensions.k8s.io/v1", "karpenter.sh/v1", nodePoolA))
 			if pools2.Response.Result.Status != metav1.StatusSuccess {
 				t.Fatalf("a NodePool review: %+v", pools2.Response.Result)
 			}
@@ -379,7 +379,7 @@ func TestNodePoolsAreLookedUpOnlyForKnownCallers(t *testing.T) {
 
 // postWithContext posts with ctx as the request's context, as the webhook
 // server hands it to the handler (with the caller in it).
-func postWithContext(t *testing.T, ctx context.Context, h http.Handler, body string) (*httptest.ResponseRecorder, *apiextensionsv1.ConversionReview) {
+func postWithContext(ctx context.Context, t *testing.T, h http.Handler, body string) (*httptest.ResponseRecorder, *apiextensionsv1.ConversionReview) {
 	t.Helper()
 	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/convert", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")

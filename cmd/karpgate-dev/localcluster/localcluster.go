@@ -219,6 +219,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	serveOpts.ConfigPath, serveOpts.PolicyDirs = c.ConfigPath, opts.PolicyDirs
 	// One process, so nothing to elect.
 	serveOpts.Controller, serveOpts.LeaderElect = opts.Controller, false
+	// The audit comes with the loop here, as tests of the webhooks alone
+	// want neither; a test of the audit alone turns it on in Serve.
+	serveOpts.Audit = opts.Controller
 	// A local cluster starts from its own files each time; there is no
 	// last good policy to keep between runs.
 	serveOpts.KeepLastGood = false

@@ -21,7 +21,7 @@ type displayFlags struct {
 
 func (d *displayFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&d.timezone, "timezone", "", "IANA time zone to show times in, e.g. Europe/Paris (default: karpgate.yaml's timezone, else UTC); Karpenter computes in UTC")
-	fs.StringVar(&d.config, "config", "", "karpgate.yaml to read the display timezone from")
+	fs.StringVar(&d.config, "config", "", "karpgate.yaml to read the display timezone and karpenterVersion from")
 }
 
 // location resolves the display zone; errors name the flag or the file.

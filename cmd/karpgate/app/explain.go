@@ -49,8 +49,9 @@ Karpenter may pick the node now and everything that stops it:
     included), nodes already disrupting (nodes that are only NotReady do not
     count against Unhealthy), and when it next allows one.
 
-The reasons are those the cluster's NodePool CRD allows, or
---karpenter-version's.
+The reasons are --karpenter-version's, else those of the karpenterVersion in
+--config's karpgate.yaml (as karpgate serve judges), else those the cluster's
+NodePool CRD allows.
 
 It also says when the NodeClaim expires (expireAfter is forceful: no budget,
 do-not-disrupt or PodDisruptionBudget stops it) and what terminationGracePeriod
@@ -108,7 +109,7 @@ func runExplain(cmd *cobra.Command, s Streams, opts explainOptions, arg string) 
 		}
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("reading the cluster: %w", err)}
 	}
-	if in.Reasons, _, err = opts.karpenter.reasons(cmd.Context(), c); err != nil {
+	if in.Reasons, _, err = opts.karpenter.reasons(cmd.Context(), c, opts.display.config); err != nil {
 		return err
 	}
 	e := explain.Explain(in, now)

@@ -66,10 +66,10 @@ no other caller can take; with --trusted-source-cidrs, /convert reads NodePools
 
 The disruption loop (--controller) runs on the elected leader only, in a
 manager of its own; every replica serves the webhooks. The audit of stored
-objects (--audit) runs with it: every stored Karpenter object is judged by the
-current rules at start, on every reload, whenever it changes and every
---audit-interval, into OpenReports ClusterReports, metrics and Events. When
-the loop stops on its own (the Lease lost, its API calls failing), a new one
+objects (--audit) runs on the leader too, with or without the loop: every
+stored Karpenter object is judged by the current rules at start, on every
+reload, whenever it changes and every --audit-interval, into OpenReports
+ClusterReports, metrics and Events. When the leader's work stops on its own (the Lease lost, its API calls failing), a new one
 starts after a pause and the webhooks keep serving. The
 cluster is reached with --kubeconfig, $KUBECONFIG, ~/.kube/config or the pod's
 service account.`,
@@ -118,7 +118,7 @@ service account.`,
 	f.BoolVar(&opts.Guard.Enabled, "rollout-guard", false, "let the disruption loop hold a drift rollout whose replacement nodes do not become Ready (karpgate resume NODEPOOL lifts a hold; turning this off lifts them all)")
 	f.DurationVar(&opts.Guard.ReadyTimeout, "rollout-guard-ready-timeout", controller.DefaultReadyTimeout, "how long a node launched during a drift rollout may take to become Ready before the guard holds the rollout")
 	f.IntVar(&opts.Guard.FreezeAfter, "rollout-guard-freeze-after", 0, "when the rollout guard holds this many NodePools at once, freeze drift in every NodePool as `karpgate freeze --all` does (karpgate resume --all lifts it); 0 never trips")
-	f.BoolVar(&opts.Audit, "audit", opts.Audit, "judge every stored NodePool, NodeClaim and EC2NodeClass by the current rules, on the loop's leader: OpenReports ClusterReports (when their CRDs are installed), metrics and Events (needs --controller)")
+	f.BoolVar(&opts.Audit, "audit", opts.Audit, "judge every stored NodePool, NodeClaim and EC2NodeClass by the current rules, on the elected leader, with or without --controller: OpenReports ClusterReports (when their CRDs are installed), metrics and Events")
 	f.DurationVar(&opts.AuditOptions.Interval, "audit-interval", opts.AuditOptions.Interval, "time between full audits besides those a configuration reload starts (objects are judged again as soon as they change)")
 	f.Float64Var(&opts.AuditOptions.EvaluationsPerSecond, "audit-evaluations-per-second", opts.AuditOptions.EvaluationsPerSecond, "objects the audit judges per second at most, leaving the webhooks their CPU")
 	f.BoolVar(&opts.AuditOptions.Reports, "audit-reports", opts.AuditOptions.Reports, "write one OpenReports ClusterReport per audited object (openreports.io/v1alpha1, when the CRDs are installed)")

@@ -59,6 +59,15 @@ const (
 	// provider, the newest release, which runs on KarpenterV1_15_1's CRDs
 	// (the aws provider's v1.15.1 patch release ships core v1.15.0's API).
 	KarpenterKwokV1_15_0 Set = "karpenter-kwok-v1.15.0"
+	// ArgoCDV3_6_1 holds the Application kind of Argo CD, which
+	// docs/gitops.md creates.
+	ArgoCDV3_6_1 Set = "argo-cd-v3.6.1"
+	// FluxKustomizeControllerV1_10_1 holds Flux's Kustomization kind,
+	// which docs/gitops.md creates.
+	FluxKustomizeControllerV1_10_1 Set = "flux-kustomize-controller-v1.10.1"
+	// FluxSourceControllerV1_10_1 holds Flux's GitRepository kind, which
+	// docs/gitops.md creates.
+	FluxSourceControllerV1_10_1 Set = "flux-source-controller-v1.10.1"
 	// OpenReports holds the openreports.io Report and ClusterReport CRDs
 	// the audit of stored objects writes, from the module whose Go types
 	// karpgate links (github.com/openreports/reports-api): pinned by
@@ -79,14 +88,20 @@ var subdirs = map[Set]string{
 	CertManagerV1_21_2: "deploy/crds",
 	// The folder has every monitoring.coreos.com kind; onlyFiles keeps the
 	// two karpgate creates (the others are megabytes each).
-	PrometheusOperatorV0_93_1: "example/prometheus-operator-crd",
-	KarpenterKwokV1_0_8:       "kwok/apis/crds",
-	KarpenterKwokV1_15_0:      "kwok/apis/crds",
+	PrometheusOperatorV0_93_1:      "example/prometheus-operator-crd",
+	KarpenterKwokV1_0_8:            "kwok/apis/crds",
+	KarpenterKwokV1_15_0:           "kwok/apis/crds",
+	ArgoCDV3_6_1:                   "manifests/crds",
+	FluxKustomizeControllerV1_10_1: "config/crd/bases",
+	FluxSourceControllerV1_10_1:    "config/crd/bases",
 }
 
 // onlyFiles limits a set to some files of its folder.
 var onlyFiles = map[Set][]string{
 	PrometheusOperatorV0_93_1: {"monitoring.coreos.com_prometheusrules.yaml", "monitoring.coreos.com_servicemonitors.yaml"},
+	// The folder also holds a kustomization.yaml, which is no CRD.
+	ArgoCDV3_6_1:                {"application-crd.yaml"},
+	FluxSourceControllerV1_10_1: {"source.toolkit.fluxcd.io_gitrepositories.yaml"},
 }
 
 // File is one CRD manifest file.

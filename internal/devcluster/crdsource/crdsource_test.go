@@ -22,6 +22,9 @@ func TestFilesOfEachPinnedSet(t *testing.T) {
 		// v1.15.0's KWOKNodeClass has a spec (nodeRegistrationDelay); v1.0.8's has none.
 		{KarpenterKwokV1_15_0, []string{"karpenter.kwok.sh_kwoknodeclasses.yaml"}, "nodeRegistrationDelay"},
 		{OpenReports, []string{"openreports.io_clusterreports.yaml", "openreports.io_reports.yaml"}, "group: openreports.io"},
+		{ArgoCDV3_6_1, []string{"application-crd.yaml"}, "name: applications.argoproj.io"},
+		{FluxKustomizeControllerV1_10_1, []string{"kustomize.toolkit.fluxcd.io_kustomizations.yaml"}, "dependsOn"},
+		{FluxSourceControllerV1_10_1, []string{"source.toolkit.fluxcd.io_gitrepositories.yaml"}, "kind: GitRepository"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.set), func(t *testing.T) {

@@ -12,6 +12,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
+	"github.com/karpgate/karpgate/test/golden"
+	"github.com/karpgate/karpgate/test/testenv"
+	"github.com/karpgate/karpgate/test/toolbin"
 )
 
 // ciDocBlock is a block of docs/ci.md marked `<!-- e2e: NAME -->`.
@@ -185,5 +188,62 @@ func TestCIDocsGitHubWorkflow(t *testing.T) {
 	}
 	if !usesAction {
 		t.Fatal("the workflow in docs/ci.md does not use karpgate/karpgate")
+	}
+}
+
+// ciDocOutput is what docs/ci.md shows a marked command printing,
+// marked `<!-- e2e-output: NAME -->` after the command's block NAME.
+var ciDocOutput = regexp.MustCompile("(?s)<!-- e2e-output: ([a-z-]+) -->\n```\n(.*?)```")
+
+// TestCIDocsRenderedManifests runs the `helm template | karpgate lint -`
+// and `kubectl kustomize | karpgate lint -` pipelines of docs/ci.md on
+// examples/ci, with the real helm and kubectl: their output is the golden
+// file, and what the doc shows.
+func TestCIDocsRenderedManifests(t *testing.T) {
+	root, err := crdsource.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "ci.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := map[string]string{}
+	for _, m := range ciDocOutput.FindAllStringSubmatch(string(doc), -1) {
+		shown[m[1]] = m[2]
+	}
+	blocks := ciDocs(t)
+	path := "PATH=" + strings.Join([]string{filepath.Dir(buildKarpgate(t)), filepath.Dir(toolbin.Find(t, "KARPGATE_HELM", "helm")),
+		testenv.AssetsDir(t), os.Getenv("PATH")}, string(os.PathListSeparator))
+	for _, tt := range []struct {
+		name string
+		code int
+	}{{"helm-template", 0}, {"kustomize-build", 1}} {
+		t.Run(tt.name, func(t *testing.T) {
+			script, ok := blocks[tt.name]
+			if !ok {
+				t.Fatalf("docs/ci.md has no block marked <!-- e2e: %s -->", tt.name)
+			}
+			cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+			cmd.Dir, cmd.Env = ciWorkspace(t), append(os.Environ(), path)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := 0
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				code = exit.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tt.code, stdout.String(), stderr.String())
+			}
+			goldenFile := filepath.Join("testdata", "ci-"+tt.name+".golden")
+			golden.Assert(t, goldenFile, []byte(stdout.String()))
+			if want, _ := os.ReadFile(goldenFile); shown[tt.name] != string(want) {
+				t.Errorf("docs/ci.md shows for %s another output than the command's (%s):\n%s", tt.name, goldenFile, shown[tt.name])
+			}
+		})
 	}
 }

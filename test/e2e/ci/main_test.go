@@ -1,6 +1,7 @@
 // Package ci holds the end-to-end tests of karpgate's CI and release
 // integrations: pre-commit, the GitHub Action, the CI docs' commands, the
-// kubectl plugin and the release snapshot. They need no API server and
+// kubectl plugin, the release snapshot, the chart in an OCI registry and
+// the names the docs pin. They need no API server and
 // spend their time compiling, so they run as a package of their own, beside
 // test/e2e's API-server tests, which mostly wait.
 package ci
@@ -21,6 +22,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	cleanSnapshot()
 	gobuild.Cleanup()
 	cleanCache()
 	os.Exit(code)

@@ -14,14 +14,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
 	"github.com/karpgate/karpgate/release"
-	"github.com/karpgate/karpgate/test/gobuild"
 	"github.com/karpgate/karpgate/test/testenv"
 	"github.com/karpgate/karpgate/test/toolbin"
 )
@@ -35,15 +31,8 @@ import (
 // plugin from this machine's archive, which the real kubectl then runs as
 // `kubectl karpgate`; and a second build gives the same bytes.
 func TestReleaseSnapshot(t *testing.T) {
-	root, err := crdsource.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	const version, commit = "v0.0.0-snapshot.e2e", "0123456789abcdef0123456789abcdef01234567"
-	date := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	out := t.TempDir()
-	opts := release.Options{Version: version, Commit: commit, Date: date, Root: root, Out: out, Platforms: snapshotPlatforms(t)}
-	a := buildRelease(t, opts)
+	opts, a := snapshotRelease(t)
+	version, commit, date, out := opts.Version, opts.Commit, opts.Date, opts.Out
 
 	host := fmt.Sprintf("karpgate_%s_%s_%s.tar.gz", version, runtime.GOOS, runtime.GOARCH)
 	// The host's binary outlives the subtest that unpacks it.
@@ -197,71 +186,6 @@ func TestReleaseSnapshot(t *testing.T) {
 			}
 		}
 	})
-}
-
-// buildRelease runs `karpgate-dev release` as `make release` does, in a
-// process of its own: run inside this test binary, under the race
-// detector, compressing and hashing the archives took minutes. It returns
-// what the command wrote, read from the folder.
-func buildRelease(t *testing.T, opts release.Options) release.Artifacts {
-	t.Helper()
-	dev := gobuild.Command(t, "github.com/karpgate/karpgate/cmd/karpgate-dev")
-	args := []string{"release", "--version", opts.Version, "--commit", opts.Commit,
-		"--date", strconv.FormatInt(opts.Date.Unix(), 10), "--out", opts.Out}
-	for _, p := range opts.Platforms {
-		args = append(args, "--platform", p.OS+"/"+p.Arch)
-	}
-	cmd := exec.Command(dev, args...)
-	cmd.Dir = opts.Root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("karpgate-dev %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	var a release.Artifacts
-	for _, p := range opts.Platforms {
-		archive := fmt.Sprintf("karpgate_%s_%s_%s.tar.gz", opts.Version, p.OS, p.Arch)
-		a.Archives = append(a.Archives, archive)
-		a.SBOMs = append(a.SBOMs, archive+".sbom.spdx.json")
-	}
-	entries, err := os.ReadDir(opts.Out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var charts []string
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "karpgate-") && strings.HasSuffix(e.Name(), ".tgz") {
-			charts = append(charts, e.Name())
-		}
-	}
-	if len(charts) != 1 {
-		t.Fatalf("charts written: %v, want one", charts)
-	}
-	a.Chart, a.Schema, a.Krew, a.Checksums = charts[0], "karpgate.schema.json", filepath.Join("krew", "karpgate.yaml"), "checksums.txt"
-	for _, name := range slices.Concat(a.Archives, a.SBOMs, []string{a.Schema, a.Krew, a.Checksums}) {
-		if _, err := os.Stat(filepath.Join(opts.Out, name)); err != nil {
-			t.Fatalf("karpgate-dev release did not write %s: %v", name, err)
-		}
-	}
-	return a
-}
-
-// snapshotPlatforms are two of the platforms a release ships for: this
-// machine's, which krew installs and kubectl runs, and the one that differs
-// from it in both OS and architecture. Each platform compiles every package
-// anew (minutes of CPU on a cold cache) through the same loop over
-// Options.Platforms, so the other two would add time and no new path;
-// `make release` builds all of them.
-func snapshotPlatforms(t *testing.T) []release.Platform {
-	host := release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}
-	if !slices.Contains(release.Platforms, host) {
-		t.Fatalf("this machine's platform %v is not one a release ships for (%v)", host, release.Platforms)
-	}
-	for _, p := range release.Platforms {
-		if p.OS != host.OS && p.Arch != host.Arch {
-			return []release.Platform{host, p}
-		}
-	}
-	t.Fatalf("no platform of %v differs from %v in both OS and architecture", release.Platforms, host)
-	return nil
 }
 
 type archiveEntry struct {

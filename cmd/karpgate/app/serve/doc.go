@@ -9,8 +9,10 @@
 //   - the metrics server: /metrics, and the disruption loop's /status;
 //   - health probes: /healthz, and /readyz once the policies are compiled
 //     and the webhook server answers TLS with its certificate;
-//   - the disruption loop (disruption/controller), on the elected leader
-//     only, unless --controller=false, which also skips leader election.
+//   - on the elected leader only, in a manager of its own: the disruption
+//     loop (disruption/controller, --controller) and the audit of stored
+//     objects (audit/controller, --audit), each with its own flag; with
+//     both off there is nothing to elect a leader for.
 //
 // `karpgate serve` and `karpgate run` (in-process, for a local cluster)
 // both call Run.

@@ -79,8 +79,8 @@ type Options struct {
 	// Guard is the disruption loop's rollout guard (off unless enabled).
 	Guard controller.GuardOptions
 	// Audit judges every stored Karpenter object by the current rules, on
-	// the loop's leader (it needs Controller): OpenReports ClusterReports,
-	// metrics and Events. See package audit/controller.
+	// the elected leader, with or without Controller: OpenReports
+	// ClusterReports, metrics and Events. See package audit/controller.
 	Audit                   bool
 	AuditOptions            AuditOptions
 	LeaderElectionNamespace string

@@ -160,57 +160,64 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
-	var newLoop func() (manager.Manager, error)
-	if opts.Controller {
-		newLoop = func() (manager.Manager, error) {
-			m, err := manager.New(opts.RestConfig, loopManagerOptions(opts))
-			if err != nil {
-				return nil, fmt.Errorf("creating the disruption loop's manager: %w", err)
-			}
-			l, err := controller.Setup(m, controller.Options{Guard: opts.Guard,
-				// karpgate.yaml's timezone, as last reloaded: display only.
-				Location:   func() *time.Location { return engines.Engine().Config().Location() },
-				Reasons:    loopReasons(engines),
-				Judged:     judgedName(engines),
-				Registerer: loop.metrics})
-			if err != nil {
-				return nil, fmt.Errorf("the disruption loop (--controller=false turns it off): %w", err)
-			}
-			loop.set(l)
-			if err := setupRolloutPlans(m, l, loop.metrics, log); err != nil {
-				return nil, err
-			}
-			if opts.Audit {
-				a := opts.AuditOptions
-				if _, err := auditcontroller.Setup(m, auditcontroller.Options{
-					Engines: engines, Interval: a.Interval, EvaluationsPerSecond: a.EvaluationsPerSecond,
-					ReportWritesPerSecond: a.ReportWritesPerSecond, NoReports: !a.Reports, NoEvents: !a.Events,
-					ReportMaxBytes: a.ReportMaxBytes, ReportsPerObject: a.ReportsPerObject,
-					Registerer: loop.metrics, Log: log.WithName("audit"),
-				}); err != nil {
-					return nil, fmt.Errorf("the audit of stored objects (--audit=false turns it off): %w", err)
-				}
-			}
-			return m, nil
-		}
+	var leader *loopSupervisor
+	if runsOnLeader(opts) {
+		newLeader := func() (manager.Manager, error) { return setupLeader(opts, engines, loop, log) }
 		// The first setup's errors stop the start: a cluster without
 		// Karpenter's CRDs is a configuration mistake to say at once.
-		first, err := newLoop()
+		first, err := newLeader()
 		if err != nil {
 			return err
 		}
-		loops := &loopSupervisor{first: first, next: newLoop, log: log.WithName("loop")}
-		log.Info("serving", "webhookPort", opts.Port, "certDir", opts.CertDir, "health", opts.HealthAddr, "metrics", opts.metricsAddr(),
-			"metricsSecure", opts.MetricsSecure, "config", opts.ConfigPath, "controller", opts.Controller, "audit", opts.Audit, "leaderElection", leaderElection(opts),
-			"memoryLimit", opts.MemoryLimit, "heapLimit", memory.heapLimit, "requestMemoryBudget", memory.requestBudget, "conversionMemoryBudget", memory.conversionBudget,
-			"clientCA", opts.ClientCAFile != "", "trustedSources", opts.TrustedSources.String())
-		return run(ctx, opts, mgr, loops, drain)
+		leader = &loopSupervisor{first: first, next: newLeader, log: log.WithName("loop")}
 	}
 	log.Info("serving", "webhookPort", opts.Port, "certDir", opts.CertDir, "health", opts.HealthAddr, "metrics", opts.metricsAddr(),
-		"metricsSecure", opts.MetricsSecure, "config", opts.ConfigPath, "controller", opts.Controller, "audit", false, "leaderElection", leaderElection(opts),
+		"metricsSecure", opts.MetricsSecure, "config", opts.ConfigPath, "controller", opts.Controller, "audit", opts.Audit, "leaderElection", leaderElection(opts),
 		"memoryLimit", opts.MemoryLimit, "heapLimit", memory.heapLimit, "requestMemoryBudget", memory.requestBudget, "conversionMemoryBudget", memory.conversionBudget,
 		"clientCA", opts.ClientCAFile != "", "trustedSources", opts.TrustedSources.String())
-	return run(ctx, opts, mgr, nil, drain)
+	return run(ctx, opts, mgr, leader, drain)
+}
+
+// runsOnLeader reports whether serve runs anything on the elected leader:
+// the disruption loop, the audit, or both. Each has a flag of its own, so
+// --controller=false keeps the audit (--audit defaults to on).
+func runsOnLeader(opts Options) bool { return opts.Controller || opts.Audit }
+
+// setupLeader builds the leader-elected manager with what the flags ask
+// for: the disruption loop and its rollout plans (--controller), and the
+// audit of stored objects (--audit).
+func setupLeader(opts Options, engines *policywatch.Watcher, loop *loopEndpoints, log logr.Logger) (manager.Manager, error) {
+	m, err := manager.New(opts.RestConfig, loopManagerOptions(opts))
+	if err != nil {
+		return nil, fmt.Errorf("creating the leader's manager: %w", err)
+	}
+	if opts.Controller {
+		l, err := controller.Setup(m, controller.Options{Guard: opts.Guard,
+			// karpgate.yaml's timezone, as last reloaded: display only.
+			Location:   func() *time.Location { return engines.Engine().Config().Location() },
+			Reasons:    loopReasons(engines),
+			Judged:     judgedName(engines),
+			Registerer: loop.metrics})
+		if err != nil {
+			return nil, fmt.Errorf("the disruption loop (--controller=false turns it off): %w", err)
+		}
+		loop.set(l)
+		if err := setupRolloutPlans(m, l, loop.metrics, log); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Audit {
+		a := opts.AuditOptions
+		if _, err := auditcontroller.Setup(m, auditcontroller.Options{
+			Engines: engines, Interval: a.Interval, EvaluationsPerSecond: a.EvaluationsPerSecond,
+			ReportWritesPerSecond: a.ReportWritesPerSecond, NoReports: !a.Reports, NoEvents: !a.Events,
+			ReportMaxBytes: a.ReportMaxBytes, ReportsPerObject: a.ReportsPerObject,
+			Registerer: loop.metrics, Log: log.WithName("audit"),
+		}); err != nil {
+			return nil, fmt.Errorf("the audit of stored objects (--audit=false turns it off): %w", err)
+		}
+	}
+	return m, nil
 }
 
 // run starts the webhooks' manager and, with the loop, its supervisor.
@@ -260,7 +267,7 @@ func routes(engines admission.Engines, twins admission.Twins, convert *conversio
 	}
 }
 
-func leaderElection(opts Options) bool { return opts.Controller && opts.LeaderElect }
+func leaderElection(opts Options) bool { return runsOnLeader(opts) && opts.LeaderElect }
 
 // The webhooks' client rate: client-go's default of 5 requests a second
 // let a conversion review that read 50 NodePools run past its timeout.

@@ -29,6 +29,10 @@ func TestManagerOptions(t *testing.T) {
 		{"election off", func(o *Options) { o.LeaderElect = false }, false, PodNamespace(), 30 * time.Second},
 		{"own namespace", func(o *Options) { o.LeaderElectionNamespace = "ops" }, true, "ops", 30 * time.Second},
 		{"long requests drain", func(o *Options) { o.RequestTimeout = 20 * time.Second }, true, PodNamespace(), 40 * time.Second},
+		// The audit runs on the leader without the loop, so it is elected.
+		{"audit without the loop", func(o *Options) { o.Controller = false }, true, PodNamespace(), 30 * time.Second},
+		{"loop without the audit", func(o *Options) { o.Audit = false }, true, PodNamespace(), 30 * time.Second},
+		{"neither", func(o *Options) { o.Controller, o.Audit = false, false }, false, PodNamespace(), 30 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

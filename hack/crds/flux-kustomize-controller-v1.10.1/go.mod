@@ -1,0 +1,8 @@
+// Pins Flux's kustomize-controller module whose config/crd/bases/ holds the
+// CRD of the Kustomization kind docs/gitops.md creates. Tests read the CRD
+// YAML from the module cache; nothing is copied.
+module github.com/karpgate/karpgate/hack/crds/flux-kustomize-controller-v1.10.1
+
+go 1.26.0
+
+require github.com/fluxcd/kustomize-controller v1.10.1
