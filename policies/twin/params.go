@@ -44,6 +44,8 @@ var Actions = []config.Action{config.Deny, config.Warn, config.Audit}
 //	karpenter.latestOnly.<family>   "true": the release accepts only family@latest
 //	karpenter.ssmParameterUnknown   "true": the release's terms have no ssmParameter
 //	karpenter.reasons               the budget reasons of the release, space-separated
+//	karpenter.reasonIntroduced.<r>  the release line that introduced budget reason r, for
+//	                                every reason some release added (v1.15 for Unhealthy)
 //	karpenter.resolutionDrift.<f>   the drift reason of EC2NodeClass spec.<f>, which the release
 //	                                resolves (AMIDrift for amiSelectorTerms)
 //
@@ -113,6 +115,9 @@ func Params(cfg *config.Config, judged release.Judged, catalog policies.Catalog,
 		names[i] = string(r)
 	}
 	d["karpenter.reasons"] = strings.Join(names, " ")
+	for reason, line := range release.Introduced()["budgetReasons"] {
+		d["karpenter.reasonIntroduced."+reason] = line
+	}
 	for path, reason := range judged.Facts.ResolutionDrift() {
 		if field, ok := strings.CutPrefix(path, "spec."); ok && !strings.Contains(field, ".") {
 			d["karpenter.resolutionDrift."+field] = reason
