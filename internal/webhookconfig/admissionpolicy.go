@@ -13,7 +13,7 @@ import (
 )
 
 // PolicyCEL is what the rules' CEL twins make of the policy
-// (policies/twin.Spec): variables, one validation per twin, audit
+// (twin.Spec, in policies/twin): variables, one validation per twin, audit
 // annotations.
 type PolicyCEL struct {
 	Variables        []admissionregistrationv1.Variable
@@ -99,7 +99,7 @@ func AdmissionPolicyBindings(namespace string) []*admissionregistrationv1.Valida
 }
 
 // AdmissionPolicyParams is the parameter object of the binding with
-// action (deny, warn, audit), holding data (policies/twin.Params).
+// action (deny, warn, audit), holding data (twin.Params, in policies/twin).
 func AdmissionPolicyParams(namespace, action string, data map[string]string) (*corev1.ConfigMap, error) {
 	known := false
 	for _, a := range PolicyActions {

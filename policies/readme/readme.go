@@ -31,7 +31,7 @@ func Markdown(c policies.Catalog) []byte {
 			b.WriteString("This rule cannot be waived.\n\n")
 		}
 		if r.TwinFile != "" {
-			fmt.Fprintf(&b, "Twin: `%s`, enforced by the API server as a validation of ValidatingAdmissionPolicy `karpgate`.\n\n", strings.TrimPrefix(r.TwinFile, "rules/"))
+			fmt.Fprintf(&b, "Twin: `%s`, enforced by the API server as a validation of ValidatingAdmissionPolicy `karpgate`.\n\n", r.TwinFile)
 		}
 		fmt.Fprintf(&b, "Source: `%s` (package `%s`)\n", strings.TrimPrefix(r.File, policies.BuiltinFilePrefix), r.Package)
 	}
