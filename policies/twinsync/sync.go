@@ -11,6 +11,7 @@ import (
 	"github.com/go-logr/logr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -190,7 +191,7 @@ func (s *Syncer) readCovered(ctx context.Context) map[string]config.Action {
 		}
 		return out
 	}
-	if !sameCEL(policy.Spec, s.objs.Policy.Spec) {
+	if !samePolicy(policy.Spec, s.objs.Policy.Spec) {
 		return out
 	}
 	for i, want := range s.objs.Bindings {
@@ -217,12 +218,34 @@ func (s *Syncer) readCovered(ctx context.Context) map[string]config.Action {
 	return out
 }
 
-// sameCEL reports whether a policy in the cluster holds the CEL karpgate
-// would write: its variables and validations (the API server defaults
-// other fields).
-func sameCEL(live, want admissionregistrationv1.ValidatingAdmissionPolicySpec) bool {
+// samePolicy reports whether a policy in the cluster is the one karpgate
+// would write, in every field that decides what it enforces: its CEL
+// (variables, validations, match conditions, audit annotations), its
+// parameter kind, failure policy and what it matches. karpgate sets the
+// fields the API server would default, so a live policy equals it.
+func samePolicy(live, want admissionregistrationv1.ValidatingAdmissionPolicySpec) bool {
 	return slices.Equal(live.Variables, want.Variables) &&
 		slices.EqualFunc(live.Validations, want.Validations, func(a, b admissionregistrationv1.Validation) bool {
 			return a.Expression == b.Expression && a.MessageExpression == b.MessageExpression && a.Message == b.Message
-		})
+		}) &&
+		slices.Equal(live.MatchConditions, want.MatchConditions) &&
+		slices.Equal(live.AuditAnnotations, want.AuditAnnotations) &&
+		equality.Semantic.DeepEqual(live.ParamKind, want.ParamKind) &&
+		(want.FailurePolicy == nil || live.FailurePolicy != nil && *live.FailurePolicy == *want.FailurePolicy) &&
+		sameMatch(live.MatchConstraints, want.MatchConstraints)
+}
+
+// sameMatch compares what a policy matches: its resource rules (karpgate
+// sets every field of them, scope included), no excluded resources, and
+// the match policy and selectors karpgate sets.
+func sameMatch(live, want *admissionregistrationv1.MatchResources) bool {
+	if live == nil || want == nil {
+		return live == want
+	}
+	return equality.Semantic.DeepEqual(live.ResourceRules, want.ResourceRules) &&
+		len(live.ExcludeResourceRules) == len(want.ExcludeResourceRules) &&
+		equality.Semantic.DeepEqual(live.ExcludeResourceRules, want.ExcludeResourceRules) &&
+		(want.MatchPolicy == nil || equality.Semantic.DeepEqual(live.MatchPolicy, want.MatchPolicy)) &&
+		(want.NamespaceSelector == nil || equality.Semantic.DeepEqual(live.NamespaceSelector, want.NamespaceSelector)) &&
+		(want.ObjectSelector == nil || equality.Semantic.DeepEqual(live.ObjectSelector, want.ObjectSelector))
 }
