@@ -133,7 +133,7 @@ export KARPGATE_ACTIONLINT := $(ACTIONLINT)
 # The budget fidelity tests ask Karpenter v1.0.8's code through this oracle.
 export KARPGATE_BUDGET_ORACLE := $(BUDGET_ORACLE)
 
-.PHONY: build tools etcdctl helm promtool budget-oracle golangci-lint actionlint registry pre-commit peers krew release generate manifests release-facts test unit e2e lint bench bench-peers load scale fuzz run clean help
+.PHONY: build tools etcdctl helm promtool budget-oracle golangci-lint actionlint registry pre-commit peers krew release generate manifests release-facts test unit e2e twins lint bench bench-peers load scale fuzz run clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -281,7 +281,7 @@ release-facts: ## Regenerate internal/karpenter/release/releases.json from the K
 # are still building; the end-to-end tests start when those are built.
 # build is a prerequisite of e2e so that the command the Dockerfile runs is
 # one CI runs (test/e2e/dockerfile_test.go keeps them identical).
-test: unit e2e ## Lint, build, then every test: unit, fuzz seeds, e2e against a real API server.
+test: unit e2e twins ## Lint, build, then every test: unit, fuzz seeds, e2e against a real API server, the twins' differential test.
 
 # Under `make test`, lint comes before either test run: it compiles every
 # package's dependencies with $(TEST_BUILD) once, which both runs then reuse, rather
@@ -301,7 +301,7 @@ ifneq ($(filter test e2e run,$(MAKECMDGOALS)),)
 bin/karpgate bin/karpgate-dev $(REGISTRY): | $(HARNESS_TOOLS)
 endif
 
-UNIT_PACKAGES = $$($(GO) list ./... | grep -v /test/e2e)
+UNIT_PACKAGES = $$($(GO) list ./... | grep -v -e /test/e2e -e /test/twins)
 
 # A few unit tests (the rollout guard's conflict retries, the stack's kwok
 # resync) start the control plane, so it is built before they run. It comes
@@ -309,6 +309,16 @@ UNIT_PACKAGES = $$($(GO) list ./... | grep -v /test/e2e)
 # v1.0.8 (e2e), whose compiled packages it shares.
 unit: promtool budget-oracle actionlint $(TOOLS) ## The tests outside test/e2e, with the race detector; a few start the control plane.
 	$(GO) test $(TEST_BUILD) $(TEST_LINK) $(TEST_VET) -count=1 -timeout 45m $(TEST_FLAGS) $(UNIT_PACKAGES)
+
+# The differential test of the rules and their CEL twins, without the race
+# detector: it judges requests on one goroutine, where the race detector
+# finds nothing and makes CEL about seven times slower. It compiles as
+# bin/karpgate does (CGO_ENABLED=0, -trimpath, no other flags), so it reuses
+# the packages that build compiled. TWINS_FLAGS='-args -twins.all' judges
+# the whole corpus rather than the sample that exercises every twin.
+TWINS_FLAGS ?=
+twins: build ## The rules' CEL twins against their Rego, on the verdict corpus and the rule fixtures (no race detector).
+	CGO_ENABLED=0 $(GO) test -trimpath $(TEST_VET) -count=1 -timeout 60m $(TEST_FLAGS) ./test/twins $(TWINS_FLAGS)
 
 e2e: tools etcdctl helm promtool krew registry pre-commit build ## Only the end-to-end tests, with the race detector.
 	$(GO) test $(TEST_BUILD) $(TEST_LINK) $(TEST_VET) -count=1 -timeout 45m $(TEST_FLAGS) ./test/e2e/...

@@ -31,6 +31,13 @@ type Options struct {
 	Affinity        *corev1.Affinity
 	Validating      WebhookPolicy
 	Mutating        WebhookPolicy
+	// AdmissionPolicy installs the rules' CEL twins as a
+	// ValidatingAdmissionPolicy with its bindings and parameter objects,
+	// and has karpgate serve keep the parameters in step with karpgate.yaml
+	// (--admission-policy): the API server then enforces the twinned rules
+	// itself while karpgate is down, and the validating webhook may fail
+	// open (Validating.FailurePolicy Ignore) without giving them up.
+	AdmissionPolicy bool
 	// Environment, when set, is passed as --environment and wins over the
 	// environment in karpgate.yaml and over object labels.
 	Environment string
@@ -116,15 +123,16 @@ func Defaults() Options {
 				corev1.ResourceMemory: resource.MustParse("512Mi"),
 			},
 		},
-		Affinity:      OffKarpenterNodes(),
-		Validating:    webhookconfig.DefaultValidatingPolicy,
-		Mutating:      webhookconfig.DefaultMutatingPolicy,
-		Controller:    true,
-		Audit:         AuditOptions{Enabled: true, Reports: true, Interval: "10m"},
-		CertManager:   true,
-		Config:        DefaultConfig,
-		NetworkPolicy: NetworkPolicyOptions{Enabled: true, APIServerCIDRs: DefaultAPIServerCIDRs},
-		Monitoring:    DefaultMonitoring(),
+		Affinity:        OffKarpenterNodes(),
+		Validating:      webhookconfig.DefaultValidatingPolicy,
+		Mutating:        webhookconfig.DefaultMutatingPolicy,
+		AdmissionPolicy: true,
+		Controller:      true,
+		Audit:           AuditOptions{Enabled: true, Reports: true, Interval: "10m"},
+		CertManager:     true,
+		Config:          DefaultConfig,
+		NetworkPolicy:   NetworkPolicyOptions{Enabled: true, APIServerCIDRs: DefaultAPIServerCIDRs},
+		Monitoring:      DefaultMonitoring(),
 	}
 }
 

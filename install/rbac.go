@@ -2,12 +2,14 @@ package install
 
 import (
 	orv1 "github.com/openreports/reports-api/apis/openreports.io/v1alpha1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/karpgate/karpgate/api/karpgate/v1alpha1"
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/internal/karpenter/installed"
+	"github.com/karpgate/karpgate/internal/webhookconfig"
 )
 
 // ClusterRules are everything karpgate may do cluster-wide: read Karpenter's
@@ -38,6 +40,11 @@ func ClusterRules() []rbacv1.PolicyRule {
 		// changes the verdicts without a restart. Named: list and watch
 		// hold for them alone because the watch selects each by name.
 		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, ResourceNames: installed.CRDNames(), Verbs: read},
+		// The twins' policy and bindings, read to tell whether the API
+		// server enforces the twins as karpgate would write them
+		// (policies/twinsync): only karpgate's own, and only read.
+		{APIGroups: []string{admissionregistrationv1.GroupName}, Resources: []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"},
+			ResourceNames: webhookconfig.AdmissionPolicyObjectNames(), Verbs: []string{"get"}},
 	}, MetricsAuthRules()...)
 }
 
@@ -45,8 +52,9 @@ func ClusterRules() []rbacv1.PolicyRule {
 const LeaderElectionRoleName = deploy.Name + "-leader-election"
 
 // LeaderElectionRules are namespaced to karpgate's own namespace: its
-// Lease, and the ConfigMap that keeps the last good policy
-// (policies/lastgood). Create cannot be limited to a name (the object does
+// Lease, the ConfigMap that keeps the last good policy
+// (policies/lastgood) and the parameter objects of the twins' policy
+// (policies/twinsync). Create cannot be limited to a name (the object does
 // not exist yet); reading and writing can, so they are limited to
 // karpgate's own objects.
 func LeaderElectionRules() []rbacv1.PolicyRule {
@@ -54,7 +62,7 @@ func LeaderElectionRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{deploy.LeaderElectionID}, Verbs: []string{"get", "update"}},
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create"}},
-		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{deploy.LastGoodConfigMapName}, Verbs: []string{"get", "update"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: append([]string{deploy.LastGoodConfigMapName}, webhookconfig.AdmissionPolicyParamsNames()...), Verbs: []string{"get", "update"}},
 	}
 }
 

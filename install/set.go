@@ -51,8 +51,14 @@ type Set struct {
 	NetworkPolicy *networkingv1.NetworkPolicy
 	Validating    *admissionregistrationv1.ValidatingWebhookConfiguration
 	Mutating      *admissionregistrationv1.MutatingWebhookConfiguration
-	Issuers       []*cmv1.Issuer
-	Certificates  []*cmv1.Certificate
+	// AdmissionPolicy, its Bindings and their Params are set only with
+	// Options.AdmissionPolicy: the rules' CEL twins, which the API server
+	// enforces itself.
+	AdmissionPolicy         *admissionregistrationv1.ValidatingAdmissionPolicy
+	AdmissionPolicyBindings []*admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	AdmissionPolicyParams   []*corev1.ConfigMap
+	Issuers                 []*cmv1.Issuer
+	Certificates            []*cmv1.Certificate
 }
 
 // Build makes every object of an install with the given options.
@@ -81,6 +87,12 @@ func Build(opts Options) (*Set, error) {
 	if opts.NetworkPolicy.Enabled {
 		s.NetworkPolicy = networkPolicy(opts)
 	}
+	if opts.AdmissionPolicy {
+		var err error
+		if s.AdmissionPolicy, s.AdmissionPolicyBindings, s.AdmissionPolicyParams, err = admissionPolicy(opts); err != nil {
+			return nil, err
+		}
+	}
 	if opts.CertManager {
 		s.Issuers = issuers(opts)
 		s.Certificates = certificates(opts)
@@ -97,7 +109,11 @@ func (s *Set) Objects() []runtime.Object {
 		objs = append(objs, crd)
 	}
 	objs = append(objs, s.Namespace, s.ServiceAccount, s.ClusterRole, s.ClusterRoleBinding, s.OwnReports, s.OwnReportsBinding, s.MetricsReader,
-		s.Role, s.RoleBinding, s.ConfigMap, s.Service, s.Deployment, s.PodDisruptionBudget)
+		s.Role, s.RoleBinding, s.ConfigMap)
+	for _, cm := range s.AdmissionPolicyParams {
+		objs = append(objs, cm)
+	}
+	objs = append(objs, s.Service, s.Deployment, s.PodDisruptionBudget)
 	if s.NetworkPolicy != nil {
 		objs = append(objs, s.NetworkPolicy)
 	}
@@ -106,6 +122,15 @@ func (s *Set) Objects() []runtime.Object {
 	}
 	for _, c := range s.Certificates {
 		objs = append(objs, c)
+	}
+	// The policy before its bindings, and both before the webhooks: with
+	// them in place a validating webhook that fails open still leaves the
+	// twinned rules enforced.
+	if s.AdmissionPolicy != nil {
+		objs = append(objs, s.AdmissionPolicy)
+	}
+	for _, b := range s.AdmissionPolicyBindings {
+		objs = append(objs, b)
 	}
 	return append(objs, s.Validating, s.Mutating)
 }

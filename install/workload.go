@@ -187,6 +187,7 @@ func ServeArgs(opts Options) []string {
 		"--audit=" + strconv.FormatBool(opts.Audit.Enabled),
 		"--audit-reports=" + strconv.FormatBool(opts.Audit.Reports),
 		"--audit-interval=" + opts.Audit.Interval,
+		"--admission-policy=" + strconv.FormatBool(opts.AdmissionPolicy),
 		"--leader-elect=true",
 		// Readiness fails first, so the Service stops routing to a stopping
 		// pod before its listener closes: a fail-closed webhook must not

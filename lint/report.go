@@ -43,6 +43,10 @@ type Report struct {
 	// does not say it alone ("~v1.14.3 (--karpenter-version v1.14)"); ""
 	// when the CRDs are exactly that release's.
 	KarpenterChoice string
+	// Engine says what judged the objects: EngineRego (karpgate's rules)
+	// or EngineAdmissionPolicy (the rules' CEL twins, as the API server
+	// enforces them).
+	Engine string
 }
 
 // ObjectResult is the verdict on one object.

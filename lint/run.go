@@ -39,6 +39,11 @@ type Options struct {
 	KeepStored bool
 	// Workers bounds concurrent checks; 0 means GOMAXPROCS.
 	Workers int
+	// AdmissionPolicy, when set, judges the objects instead of the Rego
+	// rules (`--engine vap`): by the rules' CEL twins alone, as the API
+	// server enforces them with karpgate down. Stages still run first, as
+	// the API server's schema does; an object it refuses meets no policy.
+	AdmissionPolicy *AdmissionPolicy
 }
 
 // Run reads the inputs as a stream and checks every Karpenter object as it
@@ -70,7 +75,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	stages := opts.Stages
-	report := &Report{Rules: opts.Engine.Catalog(), Sources: sources}
+	report := &Report{Rules: opts.Engine.Catalog(), Sources: sources, Engine: EngineRego}
+	if opts.AdmissionPolicy != nil {
+		report.Engine = EngineAdmissionPolicy
+	}
 	if opts.CRDs != nil {
 		stages = append([]Stage{NewSchemaStage(opts.CRDs, opts.Engine)}, stages...)
 		report.CRDs = opts.CRDs.Name()
@@ -91,9 +99,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		crossKind:   map[string]bool{},
 		inventory:   policies.NewInventoryBuilder(),
 		report:      report,
+		policy:      opts.AdmissionPolicy,
 	}
 	for _, k := range karpenter.Kinds {
-		l.crossKind[k.Kind] = opts.Engine.HasCrossObjectRules(k.Kind, config.CI)
+		// The policy has no cross-object rules: an admission request
+		// carries one object.
+		l.crossKind[k.Kind] = opts.AdmissionPolicy == nil && opts.Engine.HasCrossObjectRules(k.Kind, config.CI)
 		l.indexing = l.indexing || l.crossKind[k.Kind]
 	}
 	if err := l.stream(ctx, sources, inputs{stdin: opts.Stdin, memory: memory}); err != nil {
@@ -119,6 +130,8 @@ type linter struct {
 	crossKind map[string]bool // kinds the cross-object rules apply to
 	// indexing: some cross-object rule is enabled, so objects are indexed.
 	indexing bool
+	// policy judges instead of the rules when set (--engine vap).
+	policy *AdmissionPolicy
 
 	// Owned by the goroutine that collects results, in input order.
 	report    *Report
@@ -136,13 +149,16 @@ func (l *linter) check(ctx context.Context, o *manifest.Object) (checked, error)
 		Name:       o.Name(),
 		Position:   o.Position(""),
 	}}
-	// conftest's input is the document as written: evaluated before a
-	// stage replaces the object with its stored form.
-	document, err := l.engine.EvaluateDocument(ctx, o.Content)
-	if err != nil {
-		return c, err
+	var findings []policies.Finding
+	if l.policy == nil {
+		// conftest's input is the document as written: evaluated before a
+		// stage replaces the object with its stored form.
+		document, err := l.engine.EvaluateDocument(ctx, o.Content)
+		if err != nil {
+			return c, err
+		}
+		findings = append(document.Findings, document.Waived...)
 	}
-	findings := append(document.Findings, document.Waived...)
 	for _, s := range l.stages {
 		var fs []policies.Finding
 		var err error
@@ -156,12 +172,20 @@ func (l *linter) check(ctx context.Context, o *manifest.Object) (checked, error)
 		}
 		findings = append(findings, fs...)
 	}
-	res, err := l.engine.Evaluate(ctx, policies.Request{Object: o.Content, Point: config.CI, SkipCrossObject: true, Now: l.now})
-	if err != nil {
-		return c, err
+	if l.policy != nil {
+		fs, err := l.judgeByPolicy(ctx, o, findings)
+		if err != nil {
+			return c, err
+		}
+		findings = append(findings, fs...)
+	} else {
+		res, err := l.engine.Evaluate(ctx, policies.Request{Object: o.Content, Point: config.CI, SkipCrossObject: true, Now: l.now})
+		if err != nil {
+			return c, err
+		}
+		findings = append(findings, res.Findings...)
+		findings = append(findings, res.Waived...)
 	}
-	findings = append(findings, res.Findings...)
-	findings = append(findings, res.Waived...)
 	findings = foldSchemaFindings(l.schemaRules, findings)
 	policies.SortFindings(findings)
 	for _, f := range findings {
@@ -175,6 +199,7 @@ func (l *linter) check(ctx context.Context, o *manifest.Object) (checked, error)
 	if !l.indexing {
 		return c, nil
 	}
+	var err error
 	if c.entry, err = l.engine.NewInventoryEntry(o.Content); err != nil {
 		return c, err
 	}
@@ -184,6 +209,21 @@ func (l *linter) check(ctx context.Context, o *manifest.Object) (checked, error)
 		}
 	}
 	return c, nil
+}
+
+// judgeByPolicy is the admission policy's verdict on o, unless the stages
+// found what the API server refuses before any policy runs.
+func (l *linter) judgeByPolicy(ctx context.Context, o *manifest.Object, stageFindings []policies.Finding) ([]policies.Finding, error) {
+	for _, f := range stageFindings {
+		if l.schemaRules[f.RuleID] && f.Action == config.Deny && !f.Waived {
+			return nil, nil
+		}
+	}
+	fs, err := l.policy.Judge(ctx, o.Content)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", o.Ref(), err)
+	}
+	return fs, nil
 }
 
 // checkDocument runs the policies in conftest's layout, and only them, on

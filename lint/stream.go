@@ -183,7 +183,7 @@ func (l *linter) process(ctx context.Context, j job) outcome {
 		switch {
 		case policies.Handles(o.APIVersion(), o.Kind()) || l.schemaJudges(o):
 			c, err = l.check(ctx, o)
-		case l.engine.HasDocumentRules():
+		case l.policy == nil && l.engine.HasDocumentRules():
 			c, err = l.checkDocument(ctx, o)
 		default:
 			out.skipped++

@@ -63,6 +63,12 @@ type Rule struct {
 	// Builtin is false for rules loaded with --policy.
 	Builtin bool   `json:"builtin"`
 	File    string `json:"file"`
+	// TwinFile is the CEL twin beside a built-in rule (rules/ami/latest.cel
+	// beside rules/ami/latest.rego), which policies/twin makes a
+	// validation of karpgate's ValidatingAdmissionPolicy; "" when the rule
+	// has none. NoTwin says why not (custom.noTwin), for policies/README.md.
+	TwinFile string `json:"-"`
+	NoTwin   string `json:"-"`
 
 	key string // the package's last segment, used to dispatch evaluation
 	// crossObject: the rule reads input.inventory. group: the rule group
@@ -175,6 +181,13 @@ func ruleFromModule(file string, m *ast.Module, builtin bool) (r Rule, ok bool, 
 	r.ID, _ = custom["id"].(string)
 	r.Fix, _ = custom["fix"].(string)
 	r.Fix = strings.TrimSpace(r.Fix)
+	if raw, present := custom["noTwin"]; present {
+		reason, isString := raw.(string)
+		if !isString || strings.TrimSpace(reason) == "" {
+			return fail("custom.noTwin must say why the rule has no CEL twin")
+		}
+		r.NoTwin = strings.TrimSpace(reason)
+	}
 	severity, _ := custom["severity"].(string)
 	if w, present := custom["waivable"]; present {
 		b, isBool := w.(bool)

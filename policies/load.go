@@ -47,6 +47,14 @@ var reservedPackages = []ast.Ref{
 	ast.MustParseRef("data.karpgate.engine"),
 }
 
+// BuiltinFiles are the built-in rules as embedded, under rules/: the Rego
+// and, for policies/twin, the CEL twins beside it and lib/lib.cel.
+func BuiltinFiles() fs.FS { return builtinRules }
+
+// twinSuffix names a rule's CEL twin: rules/ami/latest.cel beside
+// rules/ami/latest.rego.
+const twinSuffix = ".cel"
+
 // BuiltinCatalog returns the catalog of the built-in rules alone.
 func BuiltinCatalog() (Catalog, error) {
 	set, err := loadPolicySet(nil, nil, false)
@@ -96,6 +104,12 @@ func loadPolicySet(policyDirs, dataDirs []string, withTests bool) (*policySet, e
 			if err := checkUserPackage(file, m.Package.Path, builtinPackages); err != nil {
 				return nil, err
 			}
+		}
+	}
+	for i, r := range set.catalog {
+		twin := strings.TrimSuffix(strings.TrimPrefix(r.File, BuiltinFilePrefix), ".rego") + twinSuffix
+		if _, err := fs.Stat(builtinRules, twin); r.Builtin && err == nil {
+			set.catalog[i].TwinFile = twin
 		}
 	}
 	slices.SortStableFunc(set.catalog, func(a, b Rule) int { return strings.Compare(a.ID, b.ID) }) // stable: a duplicate ID names the files in load order

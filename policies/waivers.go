@@ -68,6 +68,17 @@ func (e *Engine) waiverFor(rule Rule, ws []waiver.Waiver) (waiver.Waiver, bool) 
 // can waive, each with why, for KG005.
 func unwaivable(catalog Catalog, cfgWaivable func(string) bool) map[string]any {
 	out := map[string]any{}
+	for id, why := range Unwaivable(catalog, cfgWaivable) {
+		out[id] = why
+	}
+	return out
+}
+
+// Unwaivable lists the rules of catalog no annotation can waive, each
+// with why: its METADATA, or karpgate.yaml (cfgWaivable is
+// config.Config.Waivable). KG005 reports a waiver of one.
+func Unwaivable(catalog Catalog, cfgWaivable func(string) bool) map[string]string {
+	out := map[string]string{}
 	for _, r := range catalog {
 		switch {
 		case !r.Waivable:

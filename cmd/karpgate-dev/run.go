@@ -86,7 +86,7 @@ func runLocalCluster(ctx context.Context, s app.Streams, opts runOptions) error 
 	started := time.Now()
 	cluster, err := localcluster.Start(ctx, localcluster.Options{
 		AssetsDir: opts.assetsDir, Dir: filepath.Dir(kubeconfig), KubeconfigPath: kubeconfig, Controller: true,
-		Release: release, Karpenter: opts.karpenter,
+		Release: release, Karpenter: opts.karpenter, AdmissionPolicy: true,
 	})
 	if err != nil {
 		return err

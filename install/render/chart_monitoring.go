@@ -5,6 +5,7 @@ import (
 
 	"github.com/karpgate/karpgate/install"
 	"github.com/karpgate/karpgate/internal/deploy"
+	"github.com/karpgate/karpgate/internal/webhookconfig"
 )
 
 // chartMonitoringOptions are the monitoring options the chart's objects are
@@ -45,10 +46,14 @@ func chartMonitoringObjects(t *templater, helmOpts install.Options) ([]runtime.O
 // chartObjectConditions render an object, among others of its kind, only
 // when its condition holds.
 func chartObjectConditions() map[string]string {
-	return map[string]string{
+	out := map[string]string{
 		"ClusterRoleBinding/" + install.PrometheusBindingName: ".Values.monitoring.prometheusServiceAccount.name",
 		"ConfigMap/" + install.DashboardConfigMapName:         ".Values.monitoring.dashboard.enabled",
 	}
+	for _, name := range webhookconfig.AdmissionPolicyParamsNames() {
+		out["ConfigMap/"+name] = ".Values.admissionPolicy.enabled"
+	}
+	return out
 }
 
 // addLabels merges a labels value into an object's labels (at indentation

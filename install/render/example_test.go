@@ -7,7 +7,8 @@ import (
 	"github.com/karpgate/karpgate/install/render"
 )
 
-// The kustomize tree: one file per kind, an overlay that adds cert-manager
+// The kustomize tree: one file per kind (the rules' CEL twins among them),
+// an overlay that adds cert-manager
 // and patches Karpenter's CRDs, and a monitoring component with an overlay
 // that adds it.
 func ExampleKustomize() {

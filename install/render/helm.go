@@ -37,6 +37,10 @@ var fileConditions = map[string]string{
 	"ServiceMonitor":      ".Values.monitoring.serviceMonitor.enabled",
 	"PrometheusRule":      ".Values.monitoring.prometheusRule.enabled",
 	"NetworkPolicy":       ".Values.networkPolicy.enabled",
+	// The twins' policy and bindings; their ConfigMaps are conditioned
+	// one by one (chartObjectConditions).
+	"ValidatingAdmissionPolicy":        ".Values.admissionPolicy.enabled",
+	"ValidatingAdmissionPolicyBinding": ".Values.admissionPolicy.enabled",
 }
 
 func chartHoles() []hole {
@@ -53,6 +57,7 @@ func chartHoles() []hole {
 		{kind: "Deployment", path: at(container, "args", "--audit="), inline: `"--audit={{ .Values.audit.enabled }}"`},
 		{kind: "Deployment", path: at(container, "args", "--audit-reports="), inline: `"--audit-reports={{ .Values.audit.reports }}"`},
 		{kind: "Deployment", path: at(container, "args", "--audit-interval="), inline: `"--audit-interval={{ .Values.audit.interval }}"`},
+		{kind: "Deployment", path: at(container, "args", "--admission-policy="), inline: `"--admission-policy={{ .Values.admissionPolicy.enabled }}"`},
 		{kind: "Deployment", path: at(container, "args", "--environment="), when: ".Values.environment"},
 		// Four fifths of the shorter webhook timeout (deploy.RequestTimeoutFor),
 		// so karpgate answers before the API server gives up.
@@ -101,7 +106,12 @@ func Chart(opts install.Options) (Tree, error) {
 	helmOpts.CertManager = true
 	helmOpts.Monitoring = chartMonitoringOptions(t, opts.Monitoring)
 	helmOpts.NetworkPolicy.Enabled = true // the file condition decides
+	helmOpts.AdmissionPolicy = true       // the file and object conditions decide
 	set, err := install.Build(helmOpts)
+	if err != nil {
+		return nil, err
+	}
+	paramsHoles, err := chartParamsHoles(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +134,7 @@ func Chart(opts install.Options) (Tree, error) {
 		}
 		byKind[kind] = append(byKind[kind], obj)
 	}
-	holes := append(chartHoles(), chartMonitoringHoles()...)
+	holes := append(append(chartHoles(), chartMonitoringHoles()...), paramsHoles...)
 	conditions := chartObjectConditions()
 	for _, kind := range kinds {
 		text, err := t.kindTemplate(kind, byKind[kind], holes, conditions)
@@ -238,6 +248,13 @@ func notesText(t *templater, helmOpts install.Options) (string, error) {
 	b.WriteString(`karpgate {{ .Chart.AppVersion }} runs in namespace {{ .Release.Namespace }} with {{ .Values.replicas }} replicas.
 Validating webhook: failurePolicy {{ .Values.webhooks.validating.failurePolicy }} (Fail: NodePool and EC2NodeClass writes wait for karpgate).
 Mutating webhook: failurePolicy {{ .Values.webhooks.mutating.failurePolicy }}.
+{{- if .Values.admissionPolicy.enabled }}
+ValidatingAdmissionPolicy ` + deploy.AdmissionPolicyName + `: the rules' CEL twins, which the API server enforces itself,
+also while karpgate is down (docs/admission-policy.md).
+{{- else if eq (toString .Values.webhooks.validating.failurePolicy) "Ignore" }}
+WARNING: the validating webhook fails open and the rules' CEL twins are not installed:
+while karpgate is down, NodePool and EC2NodeClass writes go through unjudged.
+{{- end }}
 {{- if .Values.certManager.enabled }}
 
 Karpenter v1.0.x serves v1beta1 through a conversion webhook. To make karpgate

@@ -19,19 +19,22 @@ import (
 // `helm install` refuses a value the chart does not have or of the wrong
 // type. Field comments go in valueDocs, keyed by the value's path.
 type Values struct {
-	Replicas      int32                       `json:"replicas"`
-	Image         ImageValues                 `json:"image"`
-	Resources     corev1.ResourceRequirements `json:"resources"`
-	Affinity      *corev1.Affinity            `json:"affinity"`
-	Webhooks      WebhooksValues              `json:"webhooks"`
-	Environment   string                      `json:"environment"`
-	Controller    ControllerValues            `json:"controller"`
-	Audit         install.AuditOptions        `json:"audit"`
-	CertManager   EnabledValue                `json:"certManager"`
-	CABundle      string                      `json:"caBundle"`
-	Config        string                      `json:"config"`
-	Monitoring    install.MonitoringOptions   `json:"monitoring"`
-	NetworkPolicy NetworkPolicyValues         `json:"networkPolicy"`
+	Replicas  int32                       `json:"replicas"`
+	Image     ImageValues                 `json:"image"`
+	Resources corev1.ResourceRequirements `json:"resources"`
+	Affinity  *corev1.Affinity            `json:"affinity"`
+	Webhooks  WebhooksValues              `json:"webhooks"`
+	// AdmissionPolicy installs the rules' CEL twins
+	// (install.Options.AdmissionPolicy).
+	AdmissionPolicy EnabledValue              `json:"admissionPolicy"`
+	Environment     string                    `json:"environment"`
+	Controller      ControllerValues          `json:"controller"`
+	Audit           install.AuditOptions      `json:"audit"`
+	CertManager     EnabledValue              `json:"certManager"`
+	CABundle        string                    `json:"caBundle"`
+	Config          string                    `json:"config"`
+	Monitoring      install.MonitoringOptions `json:"monitoring"`
+	NetworkPolicy   NetworkPolicyValues       `json:"networkPolicy"`
 	// TrustedSourceCIDRs is install.Options.TrustedSourceCIDRs.
 	TrustedSourceCIDRs []string `json:"trustedSourceCIDRs"`
 }
@@ -84,17 +87,18 @@ func valuesFrom(opts install.Options) (Values, error) {
 		return WebhookValues{FailurePolicy: p.FailurePolicy, TimeoutSeconds: p.TimeoutSeconds}
 	}
 	return Values{
-		Replicas:    opts.Replicas,
-		Image:       ImageValues{Repository: repo, Tag: tag, PullPolicy: opts.ImagePullPolicy},
-		Resources:   opts.Resources,
-		Affinity:    opts.Affinity,
-		Webhooks:    WebhooksValues{Validating: webhook(opts.Validating), Mutating: webhook(opts.Mutating)},
-		Environment: opts.Environment,
-		Controller:  ControllerValues{Enabled: opts.Controller, RolloutGuard: opts.RolloutGuard, RolloutGuardFreezeAfter: opts.RolloutGuardFreezeAfter},
-		Audit:       opts.Audit,
-		CertManager: EnabledValue{Enabled: opts.CertManager},
-		Config:      opts.Config,
-		Monitoring:  opts.Monitoring,
+		Replicas:        opts.Replicas,
+		Image:           ImageValues{Repository: repo, Tag: tag, PullPolicy: opts.ImagePullPolicy},
+		Resources:       opts.Resources,
+		Affinity:        opts.Affinity,
+		Webhooks:        WebhooksValues{Validating: webhook(opts.Validating), Mutating: webhook(opts.Mutating)},
+		AdmissionPolicy: EnabledValue{Enabled: opts.AdmissionPolicy},
+		Environment:     opts.Environment,
+		Controller:      ControllerValues{Enabled: opts.Controller, RolloutGuard: opts.RolloutGuard, RolloutGuardFreezeAfter: opts.RolloutGuardFreezeAfter},
+		Audit:           opts.Audit,
+		CertManager:     EnabledValue{Enabled: opts.CertManager},
+		Config:          opts.Config,
+		Monitoring:      opts.Monitoring,
 		NetworkPolicy: NetworkPolicyValues{
 			Enabled:        opts.NetworkPolicy.Enabled,
 			APIServerCIDRs: opts.NetworkPolicy.APIServerCIDRs,
@@ -129,11 +133,13 @@ func valueDocs() map[string]valueDoc {
 		"affinity":                           {comment: "The default keeps karpgate off nodes Karpenter launched (label " + karpenter.NodePoolLabel + "):\nkarpgate must keep running while Karpenter is down, and must not be disrupted by\nthe NodePools it guards."},
 		"webhooks":                           {comment: "What the API server does around each webhook call."},
 		"webhooks.validating":                {comment: "The validating webhook (NodePools and EC2NodeClasses, CREATE and UPDATE)."},
-		"webhooks.validating.failurePolicy":  {comment: "Fail: a policy gate that fails open is not a gate. While karpgate is down, NodePool\nand EC2NodeClass creates and updates are refused; to lift the gate in an emergency:\n  kubectl delete validatingwebhookconfiguration " + deploy.WebhookConfigurationName},
+		"webhooks.validating.failurePolicy":  {comment: "Fail: a policy gate that fails open is not a gate. While karpgate is down, NodePool\nand EC2NodeClass creates and updates are refused; to lift the gate in an emergency:\n  kubectl delete validatingwebhookconfiguration " + deploy.WebhookConfigurationName + "\nIgnore is the outage mode: with admissionPolicy.enabled, a karpgate outage blocks no\nwrite and the API server still enforces the rules that have CEL twins; what it gives\nup (the rules without twins, dated waivers) is in docs/admission-policy.md."},
 		"webhooks.validating.timeoutSeconds": timeout,
 		"webhooks.mutating":                  {comment: "The mutating webhook, which fills in what v1 requires."},
 		"webhooks.mutating.failurePolicy":    {comment: "Ignore: mutations are conveniences; while karpgate is down objects are stored unmutated."},
 		"webhooks.mutating.timeoutSeconds":   timeout,
+		"admissionPolicy":                    {comment: "The rules' CEL twins (policies/README.md): ValidatingAdmissionPolicy " + deploy.AdmissionPolicyName + ", bound with\nthe actions Deny, Warn and Audit, each with a parameter ConfigMap that karpgate\nkeeps in step with karpgate.yaml. The API server enforces them itself, also while\nkarpgate is down. Needs Kubernetes 1.30 or newer."},
+		"admissionPolicy.enabled":            {comment: "Install the policy, its bindings and parameters, and run karpgate serve with\n--admission-policy."},
 		"environment":                        {comment: "When set, passed as --environment: the environment of every object karpgate\nchecks (\"production\", for example), winning over karpgate.yaml and object labels."},
 		"controller":                         {comment: "The drift/disruption loop (karpgate serve --controller)."},
 		"controller.enabled":                 {comment: "Run the loop: metrics, events and /status per NodePool."},

@@ -49,7 +49,12 @@ const (
 	RolloutPlansWebhookName = "rolloutplans.karpgate.io"
 	// WebhookConfigurationName names both webhook configurations.
 	WebhookConfigurationName = "karpgate"
-	WebhookTimeoutSeconds    = 10
+	// AdmissionPolicyName names the ValidatingAdmissionPolicy of the rules'
+	// CEL twins; its bindings and their parameter objects are named for
+	// each validation action (AdmissionPolicyBindingName,
+	// AdmissionPolicyParamsName).
+	AdmissionPolicyName   = "karpgate"
+	WebhookTimeoutSeconds = 10
 	// RequestTimeout is RequestTimeoutFor(WebhookTimeoutSeconds).
 	RequestTimeout = WebhookTimeoutSeconds * time.Second * 4 / 5
 	// MaxWebhookTimeoutSeconds is the most the API server accepts.
@@ -99,3 +104,11 @@ func RequestTimeoutFor(timeoutSeconds int32) time.Duration {
 
 // ConfigPath is where serve reads karpgate.yaml by default.
 const ConfigPath = ConfigMountDir + "/" + ConfigKey
+
+// AdmissionPolicyBindingName names the binding of the twins' policy with
+// one validation action (deny, warn or audit): karpgate-deny.
+func AdmissionPolicyBindingName(action string) string { return AdmissionPolicyName + "-" + action }
+
+// AdmissionPolicyParamsName names the ConfigMap that binding reads its
+// parameters from, in karpgate's namespace: karpgate-vap-deny.
+func AdmissionPolicyParamsName(action string) string { return Name + "-vap-" + action }

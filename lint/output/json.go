@@ -50,12 +50,15 @@ type jsonTool struct {
 	// KarpenterChoice how it was chosen when the CRDs alone do not say.
 	Karpenter       string `json:"karpenter"`
 	KarpenterChoice string `json:"karpenterChoice,omitempty"`
+	// Engine says what judged: rego (karpgate's rules) or vap (the rules'
+	// CEL twins, as the API server's ValidatingAdmissionPolicy).
+	Engine string `json:"engine"`
 }
 
 // JSON writes the summary, the active findings and the waived ones.
 func JSON(w io.Writer, r *lint.Report, opts Options) error {
 	out := jsonReport{
-		Tool:     jsonTool{Name: "karpgate", Version: opts.ToolVersion, CRDs: r.CRDs, Karpenter: r.Karpenter, KarpenterChoice: r.KarpenterChoice},
+		Tool:     jsonTool{Name: "karpgate", Version: opts.ToolVersion, CRDs: r.CRDs, Karpenter: r.Karpenter, KarpenterChoice: r.KarpenterChoice, Engine: engineName(r)},
 		Summary:  r.Summary(),
 		Findings: jsonFindings(r.Findings()),
 		Waived:   jsonFindings(r.WaivedFindings()),
@@ -84,4 +87,13 @@ func jsonFindings(fs []lint.Located) []jsonFinding {
 		out = append(out, jf)
 	}
 	return out
+}
+
+// engineName is the report's engine, rego for a report made without one
+// (a report built by hand).
+func engineName(r *lint.Report) string {
+	if r.Engine == "" {
+		return lint.EngineRego
+	}
+	return r.Engine
 }

@@ -83,6 +83,9 @@ func Text(w io.Writer, r *lint.Report, opts Options) error {
 	if r.KarpenterChoice != "" {
 		fmt.Fprintf(b, "; judged as Karpenter %s", r.KarpenterChoice)
 	}
+	if r.Engine == lint.EngineAdmissionPolicy {
+		fmt.Fprint(b, "; judged by the rules' CEL twins alone, as the API server's ValidatingAdmissionPolicy (--engine vap)")
+	}
 	if s.Audit > 0 && !opts.Audit {
 		fmt.Fprintf(b, "; %s whose action is audit in --format json and sarif", plural(s.Audit, "finding", "findings"))
 	}

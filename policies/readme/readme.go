@@ -15,9 +15,9 @@ import (
 func Markdown(c policies.Catalog) []byte {
 	var b bytes.Buffer
 	b.WriteString(intro)
-	b.WriteString("\n## Rules\n\n| ID | Title | Severity | Kinds |\n|---|---|---|---|\n")
+	b.WriteString("\n## Rules\n\n| ID | Title | Severity | Kinds | API server twin |\n|---|---|---|---|---|\n")
 	for _, r := range c {
-		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s |\n", r.ID, strings.ToLower(r.ID), escapeCell(r.Title), r.Severity, strings.Join(r.Kinds, ", "))
+		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s | %s |\n", r.ID, strings.ToLower(r.ID), escapeCell(r.Title), r.Severity, strings.Join(r.Kinds, ", "), escapeCell(twinCell(r)))
 	}
 	for _, r := range c {
 		fmt.Fprintf(&b, "\n### %s\n\n**%s** (%s; %s%s)\n\n", r.ID, r.Title, r.Severity, strings.Join(r.Kinds, ", "), pointsNote(r))
@@ -30,6 +30,9 @@ func Markdown(c policies.Catalog) []byte {
 		if !r.Waivable {
 			b.WriteString("This rule cannot be waived.\n\n")
 		}
+		if r.TwinFile != "" {
+			fmt.Fprintf(&b, "Twin: `%s`, enforced by the API server as a validation of ValidatingAdmissionPolicy `karpgate`.\n\n", r.TwinFile)
+		}
 		fmt.Fprintf(&b, "Source: `%s` (package `%s`)\n", strings.TrimPrefix(r.File, policies.BuiltinFilePrefix), r.Package)
 	}
 	b.WriteString("\n## Builtins for policies\n\nkarpgate adds these functions to Rego; `karpgate verify` and user policies can call them.\n\n")
@@ -37,6 +40,17 @@ func Markdown(c policies.Catalog) []byte {
 		fmt.Fprintf(&b, "- `%s`: %s\n", f.Name, f.Description)
 	}
 	return b.Bytes()
+}
+
+// twinCell says whether a rule has a CEL twin, or why not.
+func twinCell(r policies.Rule) string {
+	switch {
+	case r.TwinFile != "":
+		return "yes"
+	case r.NoTwin != "":
+		return "no: " + r.NoTwin
+	}
+	return "no"
 }
 
 // pointsNote names the enforcement points of a rule that does not run everywhere.
@@ -177,6 +191,32 @@ it names may add or change a waiver (KG006), and theirs waive at once;
 ` + "`waivers.allowSameWrite: true`" + ` lets anyone's do so. karpgate records who set each waiver in
 the annotation ` + "`karpgate.io/waivers-set-by`" + `, and refuses a write whose record is not the one
 it writes.
+
+## Twins in the API server
+
+The rules CEL can express have a twin: a CEL file beside the Rego
+(` + "`rules/ami/latest.cel`" + ` beside ` + "`rules/ami/latest.rego`" + `) that computes the same
+violations, from the same helpers as ` + "`lib.rego`" + `'s (` + "`rules/lib/lib.cel`" + `). karpgate
+installs them as the validations of one ValidatingAdmissionPolicy, ` + "`karpgate`" + `, so that
+the API server enforces them itself, with no network hop, while the webhook is down,
+unreachable or slow ([docs/admission-policy.md](../docs/admission-policy.md)). A twin
+says what the webhook says (` + "`KG101 spec.amiSelectorTerms[0].alias: ... (fix: ...)`" + `,
+findings joined by ` + "` | `" + `), and takes its ID, default fix, kinds, operations and
+waivability from the rule's METADATA. The policy is bound three times, with the
+validation actions Deny, Warn and Audit, each with a parameter object (a ConfigMap) built
+from karpgate.yaml and the Karpenter release judged; a twin applies through the binding of
+its rule's action at admission, so ` + "`rules.<ID>`" + ` settings move it between them. Around
+each twin the policy does what the webhook does: production judged from the old and the new
+object, waivers, and on UPDATE no denial for what the old object already had. A
+differential test (` + "`test/twins`" + `) runs the verdict corpus, the rule fixtures and
+fuzzed objects through each rule and its twin, with the API server's own policy evaluator,
+and fails on any difference in verdict or message.
+
+The table's last column says which rules have a twin; a rule without one says why in its
+METADATA (` + "`custom.noTwin`" + `). Your own rules never have one: the API server cannot run
+Rego. Where a twin cannot do what the rule does, it is stricter: a waiver with an expiry
+(` + "`until 2027-01-31: ...`" + `) waives nothing in the API server, which has no clock, and
+approved alias versions beyond ASCII compare exactly rather than case-insensitively.
 
 ## Your own rules
 

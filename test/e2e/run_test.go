@@ -276,7 +276,7 @@ func tryPrintedCommands(t *testing.T, release karpenterstack.Release, assets, ku
 	}{
 		{"ec2nodeclass-production-pinned.yaml", "admitted", 0, []string{"ec2nodeclass.karpenter.k8s.aws/production created"}, nil},
 		{"ec2nodeclass-production-latest.yaml", "denied: KG101", 1, nil, []string{
-			`admission webhook "validate.karpgate.io" denied the request: EC2NodeClass/production-latest breaks 1 karpgate rule:`,
+			`ec2nodeclasses.karpenter.k8s.aws "production-latest" is forbidden: ValidatingAdmissionPolicy 'karpgate' with binding 'karpgate-deny' denied request: `,
 			`KG101 spec.amiSelectorTerms[0].alias: alias "al2023@latest" follows every AMI release`,
 			"(fix: Pin a version you have tested, such as al2023@v20240807)",
 		}},

@@ -34,6 +34,8 @@ const (
 	actionWaived        = "waived"
 	actionMutate        = "mutate"
 	actionAudit         = "audit"
+	// A warning left to the API server's twin of the rule.
+	actionTwin = "twin"
 )
 
 var (
@@ -43,7 +45,7 @@ var (
 	}, []string{"webhook", "kind", "operation", "verdict", "dry_run"})
 	findingsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "karpgate_admission_decisions_total",
-		Help: "Findings acted on at admission, by webhook, rule, action (deny, warn, audit, grandfathered, waived, mutate) and dry_run; audit findings are counted here and never shown to the client.",
+		Help: "Findings acted on at admission, by webhook, rule, action (deny, warn, audit, grandfathered, waived, mutate, twin: a warning the API server's CEL twin of the rule gives instead) and dry_run; audit findings are counted here and never shown to the client.",
 	}, []string{"webhook", "rule", "action", "dry_run"})
 	evaluationSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "karpgate_admission_evaluation_seconds",

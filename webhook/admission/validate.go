@@ -35,11 +35,29 @@ func (s static) Engine() *policies.Engine { return s.engine }
 // Validator answers the validating webhook.
 type Validator struct {
 	Engines Engines
-	Log     logr.Logger
+	// Twins, when set, says which rules the API server's
+	// ValidatingAdmissionPolicy enforces itself (policies/twinsync): a
+	// warning its Warn binding gives is not given again.
+	Twins Twins
+	Log   logr.Logger
 	// Now is karpgate's clock, which hold records may not be dated after
 	// (by more than holdrecord.MaxSkew) and the record of who set a waiver
 	// is checked against (waiver.CheckRecord); nil means time.Now.
 	Now func() time.Time
+}
+
+// Twins says whether the API server enforces rule's CEL twin with action
+// as karpgate would write it.
+//
+// The webhook and the policy never both deny: the API server runs
+// ValidatingAdmissionPolicies before validating webhooks and stops at the
+// first refusal, so a denial by a twin never reaches the webhook, and a
+// denial the webhook gives is one no twin gave (a rule without a twin, or
+// a difference the differential test of test/twins would catch). Warnings
+// have no such order: both would show, so the webhook leaves a covered
+// Warn twin's findings to the policy.
+type Twins interface {
+	Covered(rule string, action config.Action) bool
 }
 
 func (v *Validator) now() time.Time {
@@ -82,7 +100,7 @@ func (v *Validator) Handle(ctx context.Context, req ctrladmission.Request) ctrla
 		v.Log.Error(err, "evaluation failed", "object", r.ref, "operation", r.operation)
 		return ctrladmission.Errored(http.StatusInternalServerError, evaluationError(r, err, "the validating webhook fails closed, so the request is refused"))
 	}
-	denials, warnings := render(r, lines)
+	denials, warnings := render(r, lines, v.Twins)
 	if len(denials) > 0 || len(refusals) > 0 {
 		countRequest(validating, r, verdictDenied)
 		return ctrladmission.Denied(refusalMessage(r.ref, refusals, denials)).WithWarnings(warnings...)
@@ -186,9 +204,15 @@ func judgeForm(ctx context.Context, engine *policies.Engine, r review, f form, n
 }
 
 // render counts each line and turns it into a denial or a warning. Audit
-// findings are only counted: the audit of stored objects reports them.
-func render(r review, lines []verdictLine) (denials []policies.Finding, warnings []string) {
+// findings are only counted: the audit of stored objects reports them;
+// twins, when set, the rules whose warnings the API server already gives.
+func render(r review, lines []verdictLine, twins Twins) (denials []policies.Finding, warnings []string) {
 	for _, l := range lines {
+		if l.action == actionWarn && twins != nil && twins.Covered(l.finding.RuleID, config.Warn) {
+			// The policy's Warn binding shows it; kubectl shows it once.
+			countFinding(validating, r, l.finding.RuleID, actionTwin)
+			continue
+		}
 		countFinding(validating, r, l.finding.RuleID, l.action)
 		switch l.action {
 		case actionDeny:

@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	admissionv1 "k8s.io/api/admission/v1"
 	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/karpgate/karpgate/config"
 )
 
 func TestValidatingWebhook(t *testing.T) {
@@ -287,5 +289,49 @@ func TestGrandfatheringIsKeyedByValue(t *testing.T) {
 	allowed, _, warnings = verdict(t, hook, request{op: admissionv1.Update, object: relabelled, old: old})
 	if !allowed || len(warnings) != 1 || !strings.HasPrefix(warnings[0], `KG108 spec.amiSelectorTerms[0].alias: alias "al2023@v20240101"`) || !strings.Contains(warnings[0], "[present before this update") {
 		t.Fatalf("an update that leaves the alias alone: allowed %v, warnings %q; want it grandfathered", allowed, warnings)
+	}
+}
+
+// twinsOf covers the rules it lists, at the action given.
+type twinsOf map[string]config.Action
+
+func (c twinsOf) Covered(rule string, action config.Action) bool { return c[rule] == action }
+
+// A warning the API server's Warn twin gives is not given again, and is
+// counted as left to the twin; a warning no twin covers, and a denial,
+// stay the webhook's.
+func TestWarningsLeftToTheirTwins(t *testing.T) {
+	latestDev := nodeClass("dev", nil, "al2023@latest")
+	latestProd := nodeClass("production-latest", production, "al2023@latest")
+	tests := []struct {
+		name         string
+		twins        twinsOf
+		object       map[string]any
+		warnings     int
+		allowed      bool
+		leftToTwin   float64
+		leftRuleName string
+	}{
+		{"no twins: the webhook warns", nil, latestDev, 1, true, 0, "KG102"},
+		{"a Warn twin of KG102: it warns instead", twinsOf{"KG102": config.Warn}, latestDev, 0, true, 1, "KG102"},
+		{"a twin of another rule: the webhook warns", twinsOf{"KG110": config.Warn}, latestDev, 1, true, 0, "KG102"},
+		{"a denial stays the webhook's, whatever twins say", twinsOf{"KG101": config.Warn}, latestProd, 0, false, 0, "KG101"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := &Validator{Engines: newEngine(t, ""), Log: logr.Discard()}
+			if tt.twins != nil {
+				v.Twins = tt.twins
+			}
+			left := findingsTotal.WithLabelValues(validating, tt.leftRuleName, actionTwin, "false")
+			before := testutil.ToFloat64(left)
+			_, review := post(t, ValidatingWebhook(v), request{op: admissionv1.Create, object: tt.object}.body(t), "application/json")
+			if review.Response.Allowed != tt.allowed || len(review.Response.Warnings) != tt.warnings {
+				t.Fatalf("allowed %v, warnings %q; want allowed %v and %d warnings", review.Response.Allowed, review.Response.Warnings, tt.allowed, tt.warnings)
+			}
+			if got := testutil.ToFloat64(left) - before; got != tt.leftToTwin {
+				t.Errorf("decisions{rule=%s,action=twin} rose by %v, want %v", tt.leftRuleName, got, tt.leftToTwin)
+			}
+		})
 	}
 }

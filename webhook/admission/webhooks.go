@@ -9,7 +9,13 @@ import (
 
 // NewValidatingWebhook is the http.Handler for the validating endpoint.
 func NewValidatingWebhook(engines Engines, log logr.Logger) http.Handler {
-	return newWebhook(&Validator{Engines: engines, Log: log}, validating, log)
+	return ValidatingWebhook(&Validator{Engines: engines, Log: log})
+}
+
+// ValidatingWebhook is the http.Handler for the validating endpoint
+// answered by v (karpgate serve sets its Twins).
+func ValidatingWebhook(v *Validator) http.Handler {
+	return newWebhook(v, validating, v.Log)
 }
 
 // NewMutatingWebhook is the http.Handler for the mutating endpoint.

@@ -23,6 +23,7 @@ import (
 
 	karpgatecrds "github.com/karpgate/karpgate/api/karpgate/crds"
 	"github.com/karpgate/karpgate/cmd/karpgate/app/serve"
+	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/devcluster/controlplane"
 	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
 	"github.com/karpgate/karpgate/internal/devcluster/karpenterstack"
@@ -63,6 +64,13 @@ type Options struct {
 	Karpenter bool
 	// Stack adjusts the simulated-node stack's options before it starts.
 	Stack func(*karpenterstack.Options)
+	// AdmissionPolicy installs the rules' CEL twins as the install
+	// manifests do (ValidatingAdmissionPolicy, bindings, parameters in
+	// namespace karpgate) and runs karpgate serve with
+	// --admission-policy. `karpgate run` turns it on; tests of the webhook
+	// alone leave it off, since a twin denies before the webhook is
+	// called.
+	AdmissionPolicy bool
 }
 
 // Cluster is a running local cluster.
@@ -217,6 +225,12 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	// A local cluster starts from its own files each time; there is no
 	// last good policy to keep between runs.
 	serveOpts.KeepLastGood = false
+	serveOpts.AdmissionPolicy, serveOpts.AdmissionPolicyNamespace = opts.AdmissionPolicy, deploy.Namespace
+	if opts.AdmissionPolicy {
+		if err := installAdmissionPolicy(ctx, c.Config, config); err != nil {
+			return c, err
+		}
+	}
 	if opts.Serve != nil {
 		opts.Serve(&serveOpts)
 	}
@@ -238,6 +252,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	if err := registerAdmission(ctx, k, endpoint, c.MetricsURL); err != nil {
 		return c, err
+	}
+	if opts.AdmissionPolicy {
+		if err := waitForAdmissionPolicy(ctx, c.Config, config); err != nil {
+			return c, err
+		}
 	}
 	if opts.Karpenter {
 		stackOpts := karpenterstack.Options{Release: release, Binaries: binaries, Kubeconfig: kubeconfig, Dir: opts.Dir}

@@ -38,6 +38,12 @@ for standard input; each may hold several YAML or JSON documents and List
 kinds. Objects that are not Karpenter kinds are skipped and counted. Every
 finding names the file, line, column and field path of what it is about.
 
+--engine vap judges by the rules' CEL twins alone instead of the rules: the
+ValidatingAdmissionPolicy karpgate installs for this karpgate.yaml, checked
+to compile on Kubernetes 1.30 and evaluated with the API server's own code,
+which is what the API server enforces on its own while karpgate is down
+(policies/README.md says which rules have a twin).
+
 Exit codes:
   0  no deny findings (warnings do not fail the run)
   1  at least one deny finding
@@ -58,7 +64,8 @@ const lintExample = `  karpgate lint manifests/
   kubectl get nodepools,ec2nodeclasses -o yaml | karpgate lint -
   karpgate lint --crds charts/karpenter-crd-rendered.yaml manifests/
   karpgate lint --karpenter-version v1.12 manifests/
-  karpgate lint --show-defaults nodepool.yaml > stored.yaml`
+  karpgate lint --show-defaults nodepool.yaml > stored.yaml
+  karpgate lint --engine vap --config karpgate.yaml clusters/prod`
 
 type lintFlags struct {
 	engine     engineFlags
@@ -67,6 +74,7 @@ type lintFlags struct {
 	failOnWarn bool
 	color      string
 	listRules  bool
+	judge      string
 }
 
 // engineFlags are the flags that build a policy engine, shared by the
@@ -150,6 +158,7 @@ func newLintCommand(s Streams) *cobra.Command {
 	cmd.Flags().BoolVar(&f.failOnWarn, "fail-on-warn", false, "exit 2 when there are warnings but no deny findings")
 	cmd.Flags().StringVar(&f.color, "color", "auto", "colour text output: auto (only on a terminal), always or never")
 	cmd.Flags().BoolVar(&f.listRules, "list-rules", false, "list the rules (built-in and --policy) and exit")
+	cmd.Flags().StringVar(&f.judge, "engine", lint.EngineRego, "what judges the objects: rego (karpgate's rules) or vap (the rules' CEL twins alone, as the API server enforces them while karpgate is down)")
 	return cmd
 }
 
@@ -196,7 +205,17 @@ func runLint(ctx context.Context, s Streams, f lintFlags, args []string) error {
 		return usage(err)
 	}
 	defer tuneGCForStreaming(engine)()
-	report, err := lint.Run(ctx, lint.Options{Inputs: args, Stdin: s.In, Engine: engine, CRDs: crds, KeepStored: f.schema.showDefaults})
+	var policy *lint.AdmissionPolicy
+	switch f.judge {
+	case lint.EngineRego:
+	case lint.EngineAdmissionPolicy:
+		if policy, err = lint.NewAdmissionPolicy(engine); err != nil {
+			return usage(err)
+		}
+	default:
+		return usage(fmt.Errorf("--engine %q: use %s (karpgate's rules) or %s (the rules' CEL twins, as the API server's ValidatingAdmissionPolicy)", f.judge, lint.EngineRego, lint.EngineAdmissionPolicy))
+	}
+	report, err := lint.Run(ctx, lint.Options{Inputs: args, Stdin: s.In, Engine: engine, CRDs: crds, KeepStored: f.schema.showDefaults, AdmissionPolicy: policy})
 	if err != nil {
 		return usage(err)
 	}

@@ -126,6 +126,7 @@ service account.`,
 	f.Var(&reportMaxBytes, "audit-report-max-bytes", "the most one ClusterReport takes as JSON; an object's results that do not fit take more reports (etcd refuses objects over 1.5MiB: the default leaves room for what others add)")
 	f.IntVar(&opts.AuditOptions.ReportsPerObject, "audit-reports-per-object", opts.AuditOptions.ReportsPerObject, "reports an object's results may fill before results other than denials are left out (and counted in its first report); denials take as many as they need")
 	f.BoolVar(&opts.AuditOptions.Events, "audit-events", opts.AuditOptions.Events, "send a Warning Event when a stored object newly breaks a deny rule, or its reports newly split or leave results out")
+	f.BoolVar(&opts.AdmissionPolicy, "admission-policy", opts.AdmissionPolicy, "keep the parameter ConfigMaps of the rules' CEL twins (ValidatingAdmissionPolicy "+deploy.AdmissionPolicyName+", installed by the manifests) in step with karpgate.yaml, in the pod's namespace; warnings the twins give are not given again")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", opts.LeaderElect, "elect one replica to run the disruption loop")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default the pod's namespace, else "+deploy.Namespace+")")
 	f.DurationVar(&opts.Lease.Duration, "leader-election-lease-duration", opts.Lease.Duration, "how long after the leader's last renewal another replica may take the Lease")

@@ -12,6 +12,7 @@
 #   record that does not parse or names another budget exempts nothing.
 # custom:
 #   id: KG301
+#   noTwin: 'It needs Karpenter''s cron parser and the windows the budgets open over time.'
 #   severity: warn
 #   kinds: [NodePool]
 #   fix: Give the nodes "0" budget a schedule and duration so drift can proceed outside it, or leave Drifted out of its reasons.

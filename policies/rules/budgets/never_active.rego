@@ -6,6 +6,7 @@
 #   duration or the schedule.
 # custom:
 #   id: KG303
+#   noTwin: 'It needs Karpenter''s cron parser and the windows the budgets open over time.'
 #   severity: warn
 #   kinds: [NodePool]
 #   fix: Give the budget a duration longer than zero and a schedule that fires, or remove it.

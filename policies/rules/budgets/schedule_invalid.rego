@@ -9,6 +9,7 @@
 #   culprits.
 # custom:
 #   id: KG201
+#   noTwin: 'It needs Karpenter''s cron parser (robfig/cron v3) and its errors, which CEL has no equal of.'
 #   severity: deny
 #   kinds: [NodePool]
 #   fix: 'Write five fields with ranges low to high (sat,sun instead of sat-sun; 0 for Sunday), or one of @yearly, @monthly, @weekly, @daily, @hourly.'

@@ -7,6 +7,7 @@
 #   what a window that never opens suggests.
 # custom:
 #   id: KG304
+#   noTwin: 'It needs Karpenter''s cron parser and the windows the budgets open over time.'
 #   severity: warn
 #   kinds: [NodePool]
 #   fix: Fix the date in the schedule, or remove schedule and duration if the budget should always apply.

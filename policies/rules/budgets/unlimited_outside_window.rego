@@ -8,6 +8,7 @@
 #   says exactly when each reason is unlimited (UTC, as Karpenter computes).
 # custom:
 #   id: KG302
+#   noTwin: 'It needs Karpenter''s cron parser and the windows the budgets open over time.'
 #   severity: warn
 #   kinds: [NodePool]
 #   fix: 'If disruptions should happen only inside a window, block the rest of the time instead: a nodes "0" budget whose schedule starts when your window ends and lasts until it opens again, plus an always-active budget with the number you want inside the window.'

@@ -10,6 +10,7 @@
 #   which sees the whole cluster.
 # custom:
 #   id: KG501
+#   noTwin: 'Cross-object: it needs the other objects of the input, which an admission request does not carry.'
 #   severity: warn
 #   kinds: [NodePool]
 #   points: [ci, admission]

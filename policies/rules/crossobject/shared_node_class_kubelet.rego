@@ -9,6 +9,7 @@
 #   NodePool.
 # custom:
 #   id: KG502
+#   noTwin: 'Cross-object: it needs the other objects of the input, which an admission request does not carry.'
 #   severity: warn
 #   kinds: [NodePool]
 #   points: [ci, admission]

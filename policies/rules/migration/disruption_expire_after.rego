@@ -6,6 +6,7 @@
 #   after the 720h default instead of the value written here.
 # custom:
 #   id: KG402
+#   noTwin: 'A v1beta1 shape: the v1 CRD prunes or refuses it before any admission policy runs, and the policy judges every write as v1.'
 #   severity: deny
 #   kinds: [NodePool]
 #   fix: Move the value to spec.template.spec.expireAfter.

@@ -5,6 +5,7 @@
 #   v1 takes the group alone. A group with a / is rejected by the API server.
 # custom:
 #   id: KG405
+#   noTwin: 'A v1beta1 shape: the v1 CRD prunes or refuses it before any admission policy runs, and the policy judges every write as v1.'
 #   severity: deny
 #   kinds: [NodePool, NodeClaim]
 #   fix: Keep only the part before the /, for example group karpenter.k8s.aws.

@@ -6,6 +6,7 @@
 #   NodePool written from a v1beta1 one.
 # custom:
 #   id: KG404
+#   noTwin: 'A v1beta1 shape: the v1 CRD prunes or refuses it before any admission policy runs, and the policy judges every write as v1.'
 #   severity: deny
 #   kinds: [NodePool, NodeClaim]
 #   fix: 'Add group: karpenter.k8s.aws and kind: EC2NodeClass next to name.'

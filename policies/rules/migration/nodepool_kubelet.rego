@@ -6,6 +6,7 @@
 #   an error, so the settings are lost.
 # custom:
 #   id: KG408
+#   noTwin: 'A v1beta1 shape: the v1 CRD prunes or refuses it before any admission policy runs, and the policy judges every write as v1.'
 #   severity: deny
 #   kinds: [NodePool]
 #   fix: Move the block to the referenced EC2NodeClass's spec.kubelet (or run `karpgate convert` on the v1beta1 original).

@@ -8,6 +8,7 @@
 #   karpgate's conversion webhook converts it losslessly.
 # custom:
 #   id: KG401
+#   noTwin: 'It reports the API version a manifest is written in; the policy, like the webhook, judges every write as the v1 object the API server converts it to.'
 #   severity: deny
 #   actions:
 #     admission: warn

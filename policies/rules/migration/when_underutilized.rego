@@ -5,6 +5,7 @@
 #   WhenEmptyOrUnderutilized; the v1 API server rejects the old value.
 # custom:
 #   id: KG403
+#   noTwin: 'A v1beta1 shape: the v1 CRD prunes or refuses it before any admission policy runs, and the policy judges every write as v1.'
 #   severity: deny
 #   kinds: [NodePool]
 #   fix: Use consolidationPolicy WhenEmptyOrUnderutilized and set consolidateAfter (0s keeps v1beta1's behaviour).

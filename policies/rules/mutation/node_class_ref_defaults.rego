@@ -9,6 +9,7 @@
 #   as written: the API server then says what is missing.
 # custom:
 #   id: KG701
+#   noTwin: 'A mutation: a ValidatingAdmissionPolicy cannot change the object.'
 #   severity: warn
 #   kinds: [NodePool]
 #   points: [admission]

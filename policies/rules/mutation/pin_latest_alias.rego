@@ -8,6 +8,7 @@
 #   approved versions, and Windows (only @latest exists), are left alone.
 # custom:
 #   id: KG702
+#   noTwin: 'A mutation: a ValidatingAdmissionPolicy cannot change the object.'
 #   severity: warn
 #   kinds: [EC2NodeClass]
 #   points: [admission]

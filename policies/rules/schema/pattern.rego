@@ -9,6 +9,7 @@
 #   admission, where the API server decides itself.
 # custom:
 #   id: KG804
+#   noTwin: 'It reports lint''s offline copy of the API server''s schema verdict; at admission the API server applies the CRD itself, before any policy.'
 #   severity: deny
 #   kinds: ["*"]
 #   points: [ci]

@@ -11,6 +11,7 @@
 #   admission, where the object arrives as JSON.
 # custom:
 #   id: KG811
+#   noTwin: 'It reports lint''s offline copy of the API server''s schema verdict; at admission the API server applies the CRD itself, before any policy.'
 #   severity: warn
 #   kinds: ["*"]
 #   points: [ci]

@@ -11,6 +11,7 @@
 #   Moving an alias to another version drifts every node the same way.
 # custom:
 #   id: KG601
+#   noTwin: 'It walks every field the judged release hashes, a list read from Karpenter''s Go types, through both objects; CEL has no recursion to walk them.'
 #   severity: warn
 #   kinds: [NodePool, EC2NodeClass]
 #   points: [admission]

@@ -7,6 +7,7 @@
 #   each expired waiver, so that it is renewed or the object is fixed.
 # custom:
 #   id: KG003
+#   noTwin: 'It needs the time of the request, and the API server gives a ValidatingAdmissionPolicy no clock.'
 #   severity: warn
 #   kinds: ["*"]
 #   waivable: false

@@ -7,6 +7,7 @@
 #   not guess when it should end.
 # custom:
 #   id: KG004
+#   noTwin: 'It needs Go''s date parser (time.Parse), which CEL has no equal of.'
 #   severity: warn
 #   kinds: ["*"]
 #   waivable: false

@@ -6,6 +6,7 @@
 #   an empty reason (before or after an expiry) waives nothing.
 # custom:
 #   id: KG001
+#   noTwin: 'Whether the waiver reads depends on its expiry, which only Go''s date parser (time.Parse) reads as the rule does; CEL has no equal of it.'
 #   severity: warn
 #   kinds: ["*"]
 #   waivable: false

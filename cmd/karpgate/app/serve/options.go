@@ -111,6 +111,15 @@ type Options struct {
 	// not compile.
 	KeepLastGood bool
 
+	// AdmissionPolicy keeps the parameters of the rules' CEL twins
+	// (ValidatingAdmissionPolicy karpgate) in step with karpgate.yaml and
+	// the Karpenter release judged, in the ConfigMaps of
+	// AdmissionPolicyNamespace (default the pod's namespace), and lets the
+	// validating webhook leave to a Warn twin the warning it gives; see
+	// package policies/twinsync.
+	AdmissionPolicy          bool
+	AdmissionPolicyNamespace string
+
 	// ReloadInterval and CertReloadInterval tune how often the mounted
 	// files are checked; zero keeps the defaults.
 	ReloadInterval     time.Duration

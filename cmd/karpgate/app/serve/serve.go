@@ -88,6 +88,15 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
+	twinParams, err := setupAdmissionPolicy(opts, engines)
+	if err != nil {
+		return err
+	}
+	var twins admission.Twins
+	if twinParams != nil {
+		twins = twinParams
+	}
+
 	drain := &drainer{}
 	webhookConfig := webhookClientConfig(opts.RestConfig)
 	mgr, err := manager.New(webhookConfig, webhookManagerOptions(opts))
@@ -114,7 +123,7 @@ func Run(ctx context.Context, opts Options) error {
 		},
 		ShutdownTimeout: shutdownTimeout(opts),
 		Log:             log.WithName("webhook"),
-		Routes: routes(engines, &conversionwebhook.Handler{
+		Routes: routes(engines, twins, &conversionwebhook.Handler{
 			NodePools: conversionwebhook.ClientNodePools{
 				Reader: mgr.GetAPIReader(), Cache: nodePools.Reader(), Synced: nodePools.Synced, Log: log.WithName("conversion"),
 			},
@@ -130,6 +139,11 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	for _, r := range []manager.Runnable{srv, engines, nodePools, karpenterCRDs} {
 		if err := mgr.Add(r); err != nil {
+			return err
+		}
+	}
+	if twinParams != nil {
+		if err := mgr.Add(twinParams); err != nil {
 			return err
 		}
 	}
@@ -236,10 +250,11 @@ func run(ctx context.Context, opts Options, webhooks manager.Manager, loops *loo
 
 // routes are the webhook endpoints with their limits; conversion has a
 // budget of its own.
-func routes(engines admission.Engines, convert *conversionwebhook.Handler, conversion *webhook.Budget, plans client.Reader, log logr.Logger) []webhook.Route {
+func routes(engines admission.Engines, twins admission.Twins, convert *conversionwebhook.Handler, conversion *webhook.Budget, plans client.Reader, log logr.Logger) []webhook.Route {
+	validator := &admission.Validator{Engines: engines, Twins: twins, Log: log.WithName("validate")}
 	return []webhook.Route{
 		{Path: deploy.ValidateRolloutPlansPath, Handler: admission.NewRolloutPlansWebhook(plans, log.WithName("rolloutplans")), MemoryFactor: admission.MemoryFactor, MemoryPerValue: admission.MemoryPerValue, RequireClientCert: true},
-		{Path: deploy.ValidatePath, Handler: admission.NewValidatingWebhook(engines, log.WithName("validate")), MemoryFactor: admission.MemoryFactor, MemoryPerValue: admission.MemoryPerValue, RequireClientCert: true},
+		{Path: deploy.ValidatePath, Handler: admission.ValidatingWebhook(validator), MemoryFactor: admission.MemoryFactor, MemoryPerValue: admission.MemoryPerValue, RequireClientCert: true},
 		{Path: deploy.MutatePath, Handler: admission.NewMutatingWebhook(engines, log.WithName("mutate")), MemoryFactor: admission.MemoryFactor, MemoryPerValue: admission.MemoryPerValue, RequireClientCert: true},
 		{
 			Path:    deploy.ConvertPath,
