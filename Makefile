@@ -288,6 +288,10 @@ test: unit e2e twins ## Lint, build, then every test: unit, fuzz seeds, e2e agai
 # than two go commands compiling the same packages at the same time.
 ifneq ($(filter test,$(MAKECMDGOALS)),)
 unit e2e: lint
+# The differential test waits for the unit tests and then takes their
+# place beside the end-to-end tests, the longest stream, rather than take
+# a job slot they are waiting for.
+twins: unit
 # lint's go vet runs every analyzer; go test's default vet is a subset of
 # them under another cache key, which would go over the same code again.
 TEST_VET := -vet=off

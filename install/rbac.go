@@ -43,8 +43,10 @@ func ClusterRules() []rbacv1.PolicyRule {
 		// The twins' policy and bindings, read to tell whether the API
 		// server enforces the twins as karpgate would write them
 		// (policies/twinsync): only karpgate's own, and only read.
-		{APIGroups: []string{admissionregistrationv1.GroupName}, Resources: []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"},
-			ResourceNames: webhookconfig.AdmissionPolicyObjectNames(), Verbs: []string{"get"}},
+		{APIGroups: []string{admissionregistrationv1.GroupName}, Resources: []string{"validatingadmissionpolicies"},
+			ResourceNames: []string{deploy.AdmissionPolicyName}, Verbs: []string{"get"}},
+		{APIGroups: []string{admissionregistrationv1.GroupName}, Resources: []string{"validatingadmissionpolicybindings"},
+			ResourceNames: webhookconfig.AdmissionPolicyBindingNames(), Verbs: []string{"get"}},
 	}, MetricsAuthRules()...)
 }
 

@@ -60,7 +60,7 @@ func wholeInputReport(t *testing.T, e *policies.Engine, inputs []string) *Report
 	if err != nil {
 		t.Fatal(err)
 	}
-	report := &Report{Rules: e.Catalog(), Sources: sources, Karpenter: e.Karpenter().Release.Version.String()}
+	report := &Report{Rules: e.Catalog(), Sources: sources, Karpenter: e.Karpenter().Release.Version.String(), Engine: EngineRego}
 	var objects []*manifest.Object
 	err = manifest.Walk(inputs, nil, func(d *manifest.Document) error {
 		report.Documents++

@@ -115,9 +115,9 @@ func AdmissionPolicyParams(namespace, action string, data map[string]string) (*c
 	}, nil
 }
 
-// AdmissionPolicyObjectNames are the names of the policy and its bindings.
-func AdmissionPolicyObjectNames() []string {
-	out := []string{deploy.AdmissionPolicyName}
+// AdmissionPolicyBindingNames are the names of the policy's bindings.
+func AdmissionPolicyBindingNames() []string {
+	var out []string
 	for _, a := range PolicyActions {
 		out = append(out, deploy.AdmissionPolicyBindingName(a.Name))
 	}

@@ -246,6 +246,13 @@ func contractGrants(namespace string) []rbacGrant {
 	for _, crd := range []string{"ec2nodeclasses.karpenter.k8s.aws", "nodeclaims.karpenter.sh", "nodeoverlays.karpenter.sh", "nodepools.karpenter.sh"} {
 		add("cluster", "apiextensions.k8s.io", "customresourcedefinitions", crd, "get", "list", "watch")
 	}
+	// The twins' policy and bindings, read; their parameters, kept in
+	// step with karpgate.yaml (policies/twinsync).
+	add("cluster", "admissionregistration.k8s.io", "validatingadmissionpolicies", deploy.AdmissionPolicyName, "get")
+	for _, action := range []string{"deny", "warn", "audit"} {
+		add("cluster", "admissionregistration.k8s.io", "validatingadmissionpolicybindings", deploy.AdmissionPolicyBindingName(action), "get")
+		add(namespace, "", "configmaps", deploy.AdmissionPolicyParamsName(action), "get", "update")
+	}
 	add(namespace, "coordination.k8s.io", "leases", "", "create")
 	add(namespace, "coordination.k8s.io", "leases", deploy.LeaderElectionID, "get", "update")
 	// The last good policy, kept so a restart serves it (see policies/lastgood).

@@ -26,17 +26,17 @@ import (
 // chartMonitoringValues switch on everything the monitoring overlay has.
 var chartMonitoringValues = []string{"--set", "monitoring.serviceMonitor.enabled=true", "--set", "monitoring.prometheusRule.enabled=true", "--set", "monitoring.dashboard.enabled=true"}
 
-var monitoringOverlay = rendering{name: "kustomize monitoring overlay", namespace: deploy.Namespace, want: withObjects(defaults, 25), args: func(kubectl, _, root string) []string {
+var monitoringOverlay = rendering{name: "kustomize monitoring overlay", namespace: deploy.Namespace, want: withObjects(defaults, 32), args: func(kubectl, _, root string) []string {
 	return []string{kubectl, "kustomize", filepath.Join(root, "manifests", "overlays", "monitoring")}
 }}
 
-var helmMonitoring = rendering{name: "helm with monitoring", namespace: deploy.Namespace, want: withObjects(defaults, 24), args: func(_, helm, root string) []string {
+var helmMonitoring = rendering{name: "helm with monitoring", namespace: deploy.Namespace, want: withObjects(defaults, 31), args: func(_, helm, root string) []string {
 	return append([]string{helm, "template", "karpgate", filepath.Join(root, "manifests", "charts", "karpgate"), "--namespace", deploy.Namespace}, chartMonitoringValues...)
 }}
 
 // helmMonitoringVariant changes every monitoring value that has a template
 // branch or a hole.
-var helmMonitoringVariant = rendering{name: "helm monitoring values", namespace: "observed", want: withObjects(defaults, 25), args: func(_, helm, root string) []string {
+var helmMonitoringVariant = rendering{name: "helm monitoring values", namespace: "observed", want: withObjects(defaults, 32), args: func(_, helm, root string) []string {
 	return append([]string{helm, "template", "karpgate", filepath.Join(root, "manifests", "charts", "karpgate"), "--namespace", "observed",
 		"--set", "monitoring.scrapeAnnotations=false",
 		"--set", "monitoring.serviceMonitor.interval=1m", "--set", "monitoring.serviceMonitor.labels.release=kube-prometheus-stack",

@@ -50,16 +50,16 @@ type expectations struct {
 // karpgate answers before the API server gives up.
 var defaults = expectations{replicas: 2, validating: "Fail", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 10,
 	args: []string{"--controller=true", "--rollout-guard=false", "--rollout-guard-freeze-after=0", "--request-timeout=8000ms",
-		"--audit=true", "--audit-reports=true", "--audit-interval=10m"}}
+		"--audit=true", "--audit-reports=true", "--audit-interval=10m", "--admission-policy=true"}}
 
 var renderings = []rendering{
-	{name: "kustomize base", namespace: deploy.Namespace, want: withObjects(defaults, 18), args: func(kubectl, _, root string) []string {
+	{name: "kustomize base", namespace: deploy.Namespace, want: withObjects(defaults, 25), args: func(kubectl, _, root string) []string {
 		return []string{kubectl, "kustomize", filepath.Join(root, "manifests", "base")}
 	}},
-	{name: "kustomize cert-manager overlay", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 22), args: func(kubectl, _, root string) []string {
+	{name: "kustomize cert-manager overlay", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 29), args: func(kubectl, _, root string) []string {
 		return []string{kubectl, "kustomize", filepath.Join(root, "manifests", "overlays", "cert-manager")}
 	}},
-	{name: "helm default values", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 21), args: func(_, helm, root string) []string {
+	{name: "helm default values", namespace: deploy.Namespace, ca: "cert-manager", want: withObjects(defaults, 28), args: func(_, helm, root string) []string {
 		return []string{helm, "template", "karpgate", filepath.Join(root, "manifests", "charts", "karpgate"), "--namespace", deploy.Namespace}
 	}},
 }
@@ -72,9 +72,9 @@ func withObjects(e expectations, n int) expectations {
 // helmVariant is the chart with every value changed that has a template
 // branch, in a namespace of its own.
 var helmVariant = rendering{name: "helm without cert-manager", namespace: "platform", ca: "values", want: expectations{
-	objects: 15, replicas: 1, validating: "Ignore", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 3,
+	objects: 22, replicas: 1, validating: "Ignore", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 3,
 	args: []string{"--controller=false", "--rollout-guard=true", "--rollout-guard-freeze-after=0", "--environment=production", "--request-timeout=2400ms",
-		"--audit=false", "--audit-reports=true", "--audit-interval=1h"},
+		"--audit=false", "--audit-reports=true", "--audit-interval=1h", "--admission-policy=true"},
 }, args: func(_, helm, root string) []string {
 	return []string{helm, "template", "karpgate", filepath.Join(root, "manifests", "charts", "karpgate"), "--namespace", "platform",
 		"--set", "certManager.enabled=false", "--set", "caBundle=" + testCABundle, "--set", "audit.enabled=false", "--set", "audit.interval=1h",
@@ -87,7 +87,7 @@ var helmVariant = rendering{name: "helm without cert-manager", namespace: "platf
 // those to the webhook port (checkTrustedSources).
 var helmTrusted = rendering{name: "helm with trusted sources", namespace: deploy.Namespace, ca: "cert-manager",
 	want: withObjects(expectations{replicas: 2, validating: "Fail", mutating: "Ignore", validateTimeout: 10, mutateTimeout: 10,
-		args: append(slices.Clone(defaults.args), "--trusted-source-cidrs="+strings.Join(trustedSourceCIDRs, ","))}, 18),
+		args: append(slices.Clone(defaults.args), "--trusted-source-cidrs="+strings.Join(trustedSourceCIDRs, ","))}, 25),
 	args: func(_, helm, root string) []string {
 		return []string{helm, "template", "karpgate", filepath.Join(root, "manifests", "charts", "karpgate"), "--namespace", deploy.Namespace,
 			"--set", "trustedSourceCIDRs={" + strings.Join(trustedSourceCIDRs, ",") + "}"}
