@@ -52,7 +52,7 @@ func (r *reconciler) freezeClusterIfTripped(ctx context.Context, just string, no
 	sort.Strings(names)
 	reason := fmt.Sprintf("the rollout guard holds %d NodePools (%s), at least --rollout-guard-freeze-after=%d: drift is frozen cluster-wide",
 		len(names), strings.Join(names, ", "), r.opts.Guard.FreezeAfter)
-	results, err := guard.FreezeAll(ctx, r.direct, guard.Selection{All: true}, now, reason)
+	results, err := guard.FreezeAllButGuarded(ctx, r.direct, guard.Selection{All: true}, now, reason)
 	if err != nil {
 		return fmt.Errorf("freezing drift cluster-wide: %w", err)
 	}

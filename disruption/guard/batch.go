@@ -8,6 +8,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -54,13 +55,35 @@ func Failed(results []Result) bool {
 // does not stop the others; its Result carries the error. The error is for
 // a selection that cannot be listed.
 func FreezeAll(ctx context.Context, c client.Client, sel Selection, now time.Time, reason string) ([]Result, error) {
+	return freezeAll(ctx, c, sel, func(name string) (*holdrecord.Marker, *holdrecord.Marker, error) {
+		return FreezeNodePool(ctx, c, name, now, reason)
+	})
+}
+
+// FreezeAllButGuarded is FreezeAll for the cluster-wide freeze the rollout
+// guard trips: the guard's own holds, which tripped it and which its
+// reason names, stay the guard's (reported as Held), so that the NodePools
+// whose new nodes failed still read as the guard's in status and events.
+// `karpgate resume` lifts both kinds alike.
+func FreezeAllButGuarded(ctx context.Context, c client.Client, sel Selection, now time.Time, reason string) ([]Result, error) {
+	return freezeAll(ctx, c, sel, func(name string) (*holdrecord.Marker, *holdrecord.Marker, error) {
+		return apply(ctx, c, name, func(np *unstructured.Unstructured, held *holdrecord.Marker) (*holdrecord.Marker, error) {
+			if held.Guarded() {
+				return nil, nil
+			}
+			return freezeOne(np, held, now, reason)
+		})
+	})
+}
+
+func freezeAll(ctx context.Context, c client.Client, sel Selection, freeze func(name string) (added, existing *holdrecord.Marker, err error)) ([]Result, error) {
 	names, err := selectNodePools(ctx, c, sel)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Result, 0, len(names))
 	for _, name := range names {
-		added, existing, err := FreezeNodePool(ctx, c, name, now, reason)
+		added, existing, err := freeze(name)
 		out = append(out, Result{NodePool: name, Frozen: added, Held: existing, Err: err})
 	}
 	return out, nil

@@ -41,14 +41,20 @@ func EngageForPlan(ctx context.Context, c client.Client, name string, now time.T
 // itself (when it is turned off) while people meant drift to stay frozen.
 func FreezeNodePool(ctx context.Context, c client.Client, name string, now time.Time, reason string) (added, existing *holdrecord.Marker, err error) {
 	return apply(ctx, c, name, func(np *unstructured.Unstructured, held *holdrecord.Marker) (*holdrecord.Marker, error) {
-		switch {
-		case held == nil:
-			return Freeze(np, now, reason)
-		case !held.Frozen():
-			return freezeOver(np, held, now, reason)
-		}
-		return nil, nil
+		return freezeOne(np, held, now, reason)
 	})
+}
+
+// freezeOne freezes np, which held holds (nil: nothing does): a new freeze,
+// a freeze over another holder's hold, or nothing when a freeze holds it.
+func freezeOne(np *unstructured.Unstructured, held *holdrecord.Marker, now time.Time, reason string) (*holdrecord.Marker, error) {
+	switch {
+	case held == nil:
+		return Freeze(np, now, reason)
+	case !held.Frozen():
+		return freezeOver(np, held, now, reason)
+	}
+	return nil, nil
 }
 
 // ReleaseForPlan lifts the NodePool's hold if it is RolloutPlan plan's own
