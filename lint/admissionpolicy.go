@@ -69,16 +69,7 @@ func NewAdmissionPolicy(engine *policies.Engine) (*AdmissionPolicy, error) {
 	for _, t := range twins {
 		a.ruleAt = append(a.ruleAt, t.Rule)
 	}
-	var params admissionpolicy.Params
-	for _, cm := range objs.Params {
-		data := map[string]any{}
-		for k, v := range cm.Data {
-			data[k] = v
-		}
-		params = append(params, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-			"metadata": map[string]any{"name": cm.Name, "namespace": cm.Namespace}, "data": data})
-	}
-	a.eval, err = admissionpolicy.New([]*admissionregistrationv1.ValidatingAdmissionPolicy{objs.Policy}, bindings, params)
+	a.eval, err = admissionpolicy.New([]*admissionregistrationv1.ValidatingAdmissionPolicy{objs.Policy}, bindings, admissionpolicy.ConfigMapParams(objs.Params))
 	return a, err
 }
 

@@ -42,7 +42,7 @@ func TestPolicyLoadsOnTheOldestKubernetes(t *testing.T) {
 
 func TestLatestInProductionIsDenied(t *testing.T) {
 	objs := builtinObjects(t, config.Default())
-	ev, err := admissionpolicy.New([]*admissionregistrationv1.ValidatingAdmissionPolicy{objs.Policy}, objs.Bindings, paramsOf(objs))
+	ev, err := admissionpolicy.New([]*admissionregistrationv1.ValidatingAdmissionPolicy{objs.Policy}, objs.Bindings, admissionpolicy.ConfigMapParams(objs.Params))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,19 +59,6 @@ func TestLatestInProductionIsDenied(t *testing.T) {
 		t.Fatalf("verdict %+v", v)
 	}
 	t.Log(v.Message)
-}
-
-func paramsOf(objs twin.Objects) admissionpolicy.Params {
-	var out admissionpolicy.Params
-	for _, cm := range objs.Params {
-		data := map[string]any{}
-		for k, v := range cm.Data {
-			data[k] = v
-		}
-		out = append(out, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-			"metadata": map[string]any{"name": cm.Name, "namespace": cm.Namespace}, "data": data})
-	}
-	return out
 }
 
 // TestExpressionsFitTheAPIServer keeps every expression under the API

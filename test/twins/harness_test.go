@@ -77,7 +77,7 @@ func newHarness(t testing.TB, name, karpgateYAML string, judged release.Judged) 
 		b.Spec.ValidationActions = []admissionregistrationv1.ValidationAction{admissionregistrationv1.Audit}
 		bindings = append(bindings, b)
 	}
-	if h.eval, err = admissionpolicy.New([]*admissionregistrationv1.ValidatingAdmissionPolicy{objs.Policy}, bindings, paramsOf(objs)); err != nil {
+	if h.eval, err = admissionpolicy.New([]*admissionregistrationv1.ValidatingAdmissionPolicy{objs.Policy}, bindings, admissionpolicy.ConfigMapParams(objs.Params)); err != nil {
 		t.Fatal(err)
 	}
 	gate := &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "reaches-karpgate"},
@@ -99,19 +99,6 @@ func newHarness(t testing.TB, name, karpgateYAML string, judged release.Judged) 
 	}
 	h.validator = &admission.Validator{Engines: admission.Static(e), Log: logr.Discard(), Now: func() time.Time { return now }}
 	return h
-}
-
-func paramsOf(objs twin.Objects) admissionpolicy.Params {
-	var out admissionpolicy.Params
-	for _, cm := range objs.Params {
-		data := map[string]any{}
-		for k, v := range cm.Data {
-			data[k] = v
-		}
-		out = append(out, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-			"metadata": map[string]any{"name": cm.Name, "namespace": cm.Namespace}, "data": data})
-	}
-	return out
 }
 
 // request is one admission request, objects as the API server stores them.
@@ -207,14 +194,7 @@ func ofRule(id string, lines []string) []string {
 // policy is what the twins' bindings record for r, per rule.
 func (h *harness) policy(t testing.TB, r request) (outcome, error) {
 	t.Helper()
-	op := k8sadmission.Create
-	if r.op == admissionv1.Update {
-		op = k8sadmission.Update
-	}
-	v, err := h.eval.Validate(context.Background(), admissionpolicy.Request{
-		Object: r.object, OldObject: r.old, Resource: resourceOf(r.object), Operation: op,
-		User: &user.DefaultInfo{Name: r.user, Groups: r.groups},
-	})
+	v, err := h.eval.Validate(context.Background(), policyRequest(r))
 	if err != nil {
 		return nil, err
 	}
@@ -242,18 +222,23 @@ func (h *harness) policy(t testing.TB, r request) (outcome, error) {
 // policy (webhookconfig.MatchConditions) hand r to them.
 func (h *harness) reaches(t testing.TB, r request) bool {
 	t.Helper()
-	op := k8sadmission.Create
-	if r.op == admissionv1.Update {
-		op = k8sadmission.Update
-	}
-	v, err := h.gate.Validate(context.Background(), admissionpolicy.Request{
-		Object: r.object, OldObject: r.old, Resource: resourceOf(r.object), Operation: op,
-		User: &user.DefaultInfo{Name: r.user, Groups: r.groups},
-	})
+	v, err := h.gate.Validate(context.Background(), policyRequest(r))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return v.Denied
+}
+
+// policyRequest is r as the API server hands it to a policy.
+func policyRequest(r request) admissionpolicy.Request {
+	op := k8sadmission.Create
+	if r.op == admissionv1.Update {
+		op = k8sadmission.Update
+	}
+	return admissionpolicy.Request{
+		Object: r.object, OldObject: r.old, Resource: resourceOf(r.object), Operation: op,
+		User: &user.DefaultInfo{Name: r.user, Groups: r.groups},
+	}
 }
 
 func resourceOf(obj map[string]any) string {
