@@ -3,6 +3,8 @@ package sandbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -88,10 +90,18 @@ func TestSchemaAndParserBuiltinsAreRefused(t *testing.T) {
 	}
 }
 
-// slowRegex takes seconds in one call of regex.match: a thousand optional
-// characters before a b, searched for in 50,000 characters without one
-// (Go's expressions run in time proportional to both).
-const slowRegex = `regex.match(concat("", [concat("", ["a?" | some _ in numbers.range(1, 1000)]), "b"]), replace(sprintf("%050000d", [0]), "0", "a"))`
+// slowRegex takes half a minute in one call of regex.match: a thousand
+// optional characters before a b, searched for in 500,000 characters
+// without one (Go's expressions run in time proportional to both).
+const slowRegex = `regex.match(concat("", [concat("", ["a?" | some _ in numbers.range(1, 1000)]), "b"]), replace(sprintf("%0500000d", [0]), "0", "a"))`
+
+// lintTimeLimit is the evaluation time TestEvaluationTimeLimitsLintToo
+// sets. The engine checks every built-in rule against sample objects
+// within it when it loads, so it must be far above what they take on a
+// busy machine under the race detector (200 ms was not), and far below
+// what slowRegex takes. The test lifts the step limit, which slowRegex's
+// scan also counts against, so that only time stops it.
+const lintTimeLimit = 5 * time.Second
 
 // TestEvaluationTimeLimitsLintToo: where no caller sets a deadline (lint),
 // Limits.MaxEvaluationTime does, and the error says the policies are too
@@ -100,11 +110,11 @@ func TestEvaluationTimeLimitsLintToo(t *testing.T) {
 	dir := userRule(t, `n := to_number(object.get(input.object, ["metadata", "annotations", "example.com/slow"], "0"))
 	n > 0
 	`+slowRegex)
-	e := newTestEngine(t, policies.Options{PolicyDirs: []string{dir}, Limits: sandbox.Limits{MaxEvaluationTime: 200 * time.Millisecond}})
+	e := newTestEngine(t, policies.Options{PolicyDirs: []string{dir}, Limits: sandbox.Limits{MaxEvaluationTime: lintTimeLimit, MaxSteps: math.MaxInt32}})
 	req := policies.Request{Object: map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": "p", "annotations": map[string]any{"example.com/slow": "1"}}}}
 	_, err := e.Evaluate(context.Background(), req)
-	if !errors.Is(err, sandbox.ErrTooExpensive) || !strings.Contains(err.Error(), "took longer than 200ms") {
-		t.Fatalf("got %v, want ErrTooExpensive: they took longer than 200ms", err)
+	if want := fmt.Sprintf("took longer than %v", lintTimeLimit); !errors.Is(err, sandbox.ErrTooExpensive) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want ErrTooExpensive: they %s", err, want)
 	}
 	if n := sandbox.StoppableCallsInFlight(); n != 0 {
 		t.Fatalf("%d calls still running after the evaluation", n)
