@@ -4,8 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/internal/karpenter/release"
 )
@@ -66,21 +64,10 @@ func ReasonNames(reasons []Reason, conjunction string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " " + conjunction + " " + names[len(names)-1]
 }
 
-// NodePoolCRDName is the CRD whose budget reasons name a cluster's
-// Karpenter release, and CRDKind its kind: status, explain and serve's loop
-// read it (ReasonsOfCRD).
-const NodePoolCRDName = "nodepools.karpenter.sh"
-
-// CRDKind is the kind of a CustomResourceDefinition.
-var CRDKind = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
-
-// ReasonsOfCRD reads the budget reasons a NodePool CRD (as unstructured
-// JSON) allows, with internal/karpenter/release's reading of CRDs, in
-// Reasons' order; nil when it states none.
-func ReasonsOfCRD(crd map[string]any) []Reason {
-	facts, err := release.SchemaFromCRDs([]map[string]any{crd})
-	if err != nil || len(facts.BudgetReasons) == 0 {
-		return nil
-	}
-	return ReasonsNamed(facts.BudgetReasons)
+// ReasonsOfJudged are the reasons of the release karpgate judges by, in
+// Reasons' order: when the cluster's CRDs chose it, those their NodePool
+// CRD lists (the CRDs decide what they state). The disruption loop's lanes
+// and status and explain all follow them.
+func ReasonsOfJudged(j release.Judged) []Reason {
+	return ReasonsNamed(j.Facts.Schema.BudgetReasons)
 }

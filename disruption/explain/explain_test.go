@@ -16,6 +16,7 @@ import (
 	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/disruption/state"
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/internal/karpenter/release"
 	goldenfile "github.com/karpgate/karpgate/test/golden"
 )
 
@@ -309,6 +310,12 @@ func TestWriteGolden(t *testing.T) {
 	w.pdbs = []*state.PodDisruptionBudget{pdb("shop", "web", 0)}
 	w.nodes[4].Spec.Taints = []corev1.Taint{{Key: karpenter.DisruptedTaintKey, Effect: corev1.TaintEffectNoSchedule}}
 	e := Explain(w.input(), monday10)
+	r, exact, err := release.Lookup("v1.15")
+	if err != nil {
+		t.Fatal(err)
+	}
+	judged := release.ForRelease(r, exact, "CRDs in cluster https://203.0.113.10:6443").Summary()
+	e.Judged = &judged
 	var text, textParis, js bytes.Buffer
 	if err := WriteText(&text, e, nil); err != nil {
 		t.Fatal(err)

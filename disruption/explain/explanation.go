@@ -7,15 +7,20 @@ import (
 	"github.com/karpgate/karpgate/budget"
 	"github.com/karpgate/karpgate/disruption/drift"
 	"github.com/karpgate/karpgate/disruption/eviction"
+	"github.com/karpgate/karpgate/internal/karpenter/release"
 )
 
 // Explanation is why one node is or is not a candidate for each voluntary
 // disruption reason at At, and when it expires.
 type Explanation struct {
-	At        time.Time `json:"at"`
-	NodeClaim string    `json:"nodeClaim,omitempty"`
-	Node      string    `json:"node,omitempty"`
-	NodePool  string    `json:"nodePool,omitempty"`
+	At time.Time `json:"at"`
+	// Judged names the Karpenter release whose reasons are explained and
+	// what chose it; nil when the caller does not say (karpgate serve's
+	// /explain: its /status names the release).
+	Judged    *release.Summary `json:"judged,omitempty"`
+	NodeClaim string           `json:"nodeClaim,omitempty"`
+	Node      string           `json:"node,omitempty"`
+	NodePool  string           `json:"nodePool,omitempty"`
 
 	// Initialized: the node carries karpenter.sh/initialized=true, the
 	// test Karpenter's disruption controller applies.

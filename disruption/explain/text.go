@@ -75,6 +75,9 @@ func (t *textWriter) header() {
 		t.printf(", NodePool %s", e.NodePool)
 	}
 	t.printf("\nat %s; Karpenter computes budget windows in UTC\n", budget.InZone(e.At, t.loc))
+	if e.Judged != nil {
+		t.printf("judged by %s\n", e.Judged.DescribeWithNote())
+	}
 	if e.NodeClaim == "" {
 		return
 	}

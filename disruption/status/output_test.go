@@ -18,6 +18,7 @@ import (
 
 	"github.com/karpgate/karpgate/disruption/state"
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/internal/karpenter/release"
 )
 
 // golden compares got with testdata/<name>.
@@ -60,12 +61,52 @@ func fleet(t *testing.T) state.Snapshot {
 	return s
 }
 
+// judgedByCRDs names a release as karpgate status does when the
+// cluster's Karpenter CRDs chose it.
+func judgedByCRDs(t *testing.T) *release.Summary {
+	t.Helper()
+	r, exact, err := release.Lookup("v1.15")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := release.ForRelease(r, exact, "CRDs in cluster https://203.0.113.10:6443").Summary()
+	return &s
+}
+
 func TestWriteTableGolden(t *testing.T) {
 	var out bytes.Buffer
-	if err := WriteTable(&out, ComputeAll(fleet(t), nil, monday0830), nil); err != nil {
+	report := ComputeAll(fleet(t), nil, monday0830)
+	report.Judged = judgedByCRDs(t)
+	if err := WriteTable(&out, report, nil); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "table.golden", out.Bytes())
+}
+
+// The table names the release whose reasons it shows, and why that one
+// when it may not be the one meant; without a release named (karpgate
+// serve's /status names it apart) it says nothing of it.
+func TestWriteTableNamesTheJudgedRelease(t *testing.T) {
+	linked := &release.Summary{Version: "v1.15.1", Exact: true, Source: "linked CRDs", Note: "reading the Karpenter CRDs of https://x: forbidden"}
+	for _, tt := range []struct {
+		judged *release.Summary
+		want   string
+	}{
+		{judgedByCRDs(t), "\nJudged by Karpenter v1.15.1, exactly (CRDs in cluster https://203.0.113.10:6443)\n"},
+		{linked, "\nJudged by Karpenter v1.15.1, exactly (linked CRDs): reading the Karpenter CRDs of https://x: forbidden\n"},
+		{&release.Summary{Version: "v1.0.8", Source: "CRDs in cluster https://x"}, "\nJudged by Karpenter ~v1.0.8, the closest release karpgate knows (CRDs in cluster https://x)\n"},
+		{nil, ""},
+	} {
+		report := ComputeAll(state.Snapshot{NodePools: []*state.NodePool{pool(t, "open", `[]`)}}, nil, monday0830)
+		report.Judged = tt.judged
+		var out bytes.Buffer
+		if err := WriteTable(&out, report, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := out.String(); (tt.want == "" && strings.Contains(got, "Judged by")) || !strings.Contains(got, tt.want) {
+			t.Errorf("the table says:\n%s\nwant a line %q", got, tt.want)
+		}
+	}
 }
 
 // TestWriteTableInADisplayZone: the Friday before Paris moves to summer

@@ -6,12 +6,17 @@ import (
 	"github.com/karpgate/karpgate/budget"
 	"github.com/karpgate/karpgate/budget/holdrecord"
 	"github.com/karpgate/karpgate/disruption/drift"
+	"github.com/karpgate/karpgate/internal/karpenter/release"
 )
 
 // Report is the status of every NodePool at one instant.
 type Report struct {
-	At        time.Time  `json:"at"`
-	NodePools []NodePool `json:"nodePools"`
+	At time.Time `json:"at"`
+	// Judged names the Karpenter release whose reasons the report follows
+	// and what chose it; nil when the caller does not say (karpgate
+	// serve's /status names it in its own karpenter field).
+	Judged    *release.Summary `json:"judged,omitempty"`
+	NodePools []NodePool       `json:"nodePools"`
 }
 
 // NodePool is the disruption status of one NodePool at At.

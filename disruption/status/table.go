@@ -38,6 +38,10 @@ func WriteTable(w io.Writer, r Report, loc *time.Location) error {
 		return err
 	}
 	var notes []string
+	if r.Judged != nil {
+		// in the words of `karpgate version --cluster`
+		notes = append(notes, "Judged by "+r.Judged.DescribeWithNote())
+	}
 	for _, p := range r.NodePools {
 		notes = append(notes, notesFor(p)...)
 	}

@@ -155,7 +155,7 @@ karpgate_nodepool_do_not_disrupt_nodes{nodepool="steady"} 0
 	if code := app.Execute([]string{"status", "--kubeconfig", env.KubeconfigPath, "--at", beforeNine.Format(time.RFC3339)}, nil, &out, &errOut); code != 0 {
 		t.Fatalf("karpgate status exited %d: %s", code, errOut.String())
 	}
-	golden(t, out.Bytes(), "disruption", "status.golden.txt")
+	golden(t, []byte(hideAddresses(out.String())), "disruption", "status.golden.txt")
 
 	// 09:00: the business-hours budget closes Drifted; the loop requeued for
 	// exactly this instant and the fake clock's step fires that requeue.

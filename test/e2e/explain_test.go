@@ -184,11 +184,21 @@ func TestExplain(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			cli[tt.target] = out
 			var e explain.Explanation
 			if err := json.Unmarshal([]byte(out), &e); err != nil {
 				t.Fatalf("not JSON: %v\n%s", err, out)
 			}
+			// The command names the release it judges by; the loop's
+			// /explain leaves that to /status. The rest must be the same.
+			if j := e.Judged; j == nil || j.Version != "v1.15.1" || !j.Exact || j.Source != "CRDs in cluster "+strings.TrimSuffix(env.Config.Host, "/") {
+				t.Errorf("judged by %+v, want v1.15.1 from the cluster's CRDs", j)
+			}
+			e.Judged = nil
+			var unjudged bytes.Buffer
+			if err := explain.WriteJSON(&unjudged, &e); err != nil {
+				t.Fatal(err)
+			}
+			cli[tt.target] = unjudged.String()
 			if got := explainKinds(e); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("stops = %q\n        want %q", got, tt.want)
 			}

@@ -11,13 +11,16 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/karpgate/karpgate/cmd/karpgate-dev/localcluster"
@@ -26,6 +29,7 @@ import (
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
 	"github.com/karpgate/karpgate/internal/devcluster/karpenterstack"
+	"github.com/karpgate/karpgate/internal/karpenter/release"
 	"github.com/karpgate/karpgate/test/testenv"
 	"github.com/karpgate/karpgate/test/wait"
 )
@@ -46,8 +50,11 @@ const repairReview = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionRevie
 
 // TestServeJudgesByTheClusterKarpenterCRDs starts serve on a cluster with
 // Karpenter v1.0.8's CRDs, then installs v1.15.1's over them, then
-// v1.0.8's again: the webhook's verdict on the Unhealthy budget reason,
-// the judged_info metric and /status follow without a restart of serve.
+// v1.0.8's NodeClaim and EC2NodeClass CRDs beside v1.15.1's NodePool CRD,
+// then v1.0.8's again: the webhook's verdict on the Unhealthy budget
+// reason, the judged_info metric and /status follow without a restart of
+// serve, and `karpgate version --cluster`, status and explain judge by
+// the release serve judges by at every step.
 func TestServeJudgesByTheClusterKarpenterCRDs(t *testing.T) {
 	env, cluster := testenv.StartKarpgate(t, localcluster.Options{
 		Release:    karpenterstack.V1_0_8,
@@ -77,21 +84,23 @@ func TestServeJudgesByTheClusterKarpenterCRDs(t *testing.T) {
 	}
 	judged := func() string { return seriesLine(t, cluster.MetricsURL, "karpgate_karpenter_judged_info{") }
 	source := `source="CRDs in cluster ` + strings.TrimSuffix(env.Config.Host, "/") + `"`
+	var served servedStatus
 	status := func() string {
 		resp, err := http.Get(cluster.MetricsURL + deploy.StatusPath)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var s struct {
-			Karpenter string `json:"karpenter"`
-		}
 		body, _ := io.ReadAll(resp.Body)
-		if err := json.Unmarshal(body, &s); err != nil {
+		served = servedStatus{}
+		if err := json.Unmarshal(body, &served); err != nil {
 			return "HTTP " + resp.Status + ": " + string(body)
 		}
-		return s.Karpenter
+		return served.Karpenter
 	}
+	// A NodePool for the lanes of serve's loop and of status, and a Node
+	// for explain: they list the reasons of the release each judges by.
+	createJudgedPool(t, env)
 
 	if got := denial(); !strings.Contains(got, `KG204 spec.disruption.budgets[0].reasons[0]: "Unhealthy" is not a disruption reason of Karpenter v1.0.8`) {
 		t.Fatalf("on v1.0.8's CRDs, /validate said %q; want KG204's denial naming v1.0.8", got)
@@ -99,10 +108,13 @@ func TestServeJudgesByTheClusterKarpenterCRDs(t *testing.T) {
 	if got := judged(); !strings.Contains(got, `version="v1.0.8"`) || !strings.Contains(got, source) || !strings.Contains(got, `exact="true"`) || !strings.HasSuffix(got, " 1") {
 		t.Fatalf("on v1.0.8's CRDs: %q", got)
 	}
-	wait.For(t, "/status to name v1.0.8", func() bool { return strings.Contains(status(), "Karpenter v1.0.8 (CRDs in cluster ") })
-	checkVersionCluster(t, env, judged(), []versionClusterCase{
+	wait.For(t, "/status to name v1.0.8 and list the NodePool", func() bool {
+		return strings.Contains(status(), "Karpenter v1.0.8 (CRDs in cluster ") && served.reasons() != nil
+	})
+	checkVersionCluster(t, env, judged(), served.reasons(), []versionClusterCase{
 		{name: "v1.0.8's CRDs", golden: "version-cluster-v1.0.8.txt.golden", sameAsServe: true},
-		{name: "karpgate.yaml's karpenterVersion", config: "apiVersion: karpgate.io/v1alpha1\nkind: Config\nkarpenterVersion: v1.14\n", golden: "version-cluster-config.txt.golden", wantVersion: "v1.14.3"},
+		{name: "karpgate.yaml's karpenterVersion", config: "apiVersion: karpgate.io/v1alpha1\nkind: Config\nkarpenterVersion: v1.14\n", golden: "version-cluster-config.txt.golden",
+			wantVersion: "v1.14.3", wantReasons: []string{"Underutilized", "Empty", "Drifted"}},
 	})
 
 	// Karpenter's CRDs upgraded in place, as its chart does.
@@ -114,83 +126,200 @@ func TestServeJudgesByTheClusterKarpenterCRDs(t *testing.T) {
 		t.Errorf("after the upgrade: %q", got)
 	}
 	wait.For(t, "/status to name v1.15.1", func() bool { return strings.Contains(status(), "Karpenter v1.15.1 (CRDs in cluster ") })
-	checkVersionCluster(t, env, judged(), []versionClusterCase{
+	checkVersionCluster(t, env, judged(), served.reasons(), []versionClusterCase{
 		{name: "v1.15.1's CRDs", golden: "version-cluster-v1.15.1.txt.golden", sameAsServe: true},
 		{name: "a karpgate.yaml without karpenterVersion", config: "apiVersion: karpgate.io/v1alpha1\nkind: Config\n", golden: "version-cluster-config-unset.txt.golden", sameAsServe: true},
+	})
+
+	// Downgraded half way, as an interrupted chart rollback leaves it:
+	// v1.0.8's NodeClaim and EC2NodeClass CRDs beside v1.15.1's NodePool
+	// (and NodeOverlay). The NodePool CRD alone reads as v1.15.1 exactly;
+	// serve judges by the closest release, inexactly, with the NodePool
+	// CRD's own reasons, and so must the commands.
+	v1_0 := testenv.CRDs(t, crdsource.KarpenterV1_0_8)
+	var halfway []*apiextensionsv1.CustomResourceDefinition
+	for _, crd := range v1_0 {
+		if crd.Name != "nodepools.karpenter.sh" {
+			halfway = append(halfway, crd)
+		}
+	}
+	installCRDs(t, env, halfway)
+	wait.For(t, "karpgate to judge by v1.15.1 inexactly", func() bool {
+		return strings.Contains(judged(), `exact="false"`) && strings.Contains(judged(), `version="v1.15.1"`)
+	})
+	wait.For(t, "/status to name ~v1.15.1", func() bool { return strings.Contains(status(), "Karpenter ~v1.15.1 (CRDs in cluster ") })
+	checkVersionCluster(t, env, judged(), served.reasons(), []versionClusterCase{
+		{name: "a half-downgraded CRD set", sameAsServe: true},
 	})
 
 	// And downgraded: v1.0.8 has no NodeOverlay.
 	if err := env.Client.Delete(context.Background(), &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "nodeoverlays.karpenter.sh"}}); err != nil {
 		t.Fatal(err)
 	}
-	installCRDs(t, env, testenv.CRDs(t, crdsource.KarpenterV1_0_8))
+	installCRDs(t, env, v1_0)
 	wait.For(t, "karpgate to judge by v1.0.8 again", func() bool {
 		return strings.Contains(denial(), "KG204") && strings.Contains(judged(), `version="v1.0.8"`)
 	})
 }
 
-// versionClusterCase is one `karpgate version --cluster` beside serve.
+// servedStatus is what serve's /status says of the judged release and the
+// lanes of the NodePool createJudgedPool makes.
+type servedStatus struct {
+	Karpenter string `json:"karpenter"`
+	NodePools []struct {
+		Name    string   `json:"name"`
+		Reasons []string `json:"reasons"`
+	} `json:"nodePools"`
+}
+
+// reasons are the lanes of serve's loop for the NodePool "judged"; nil
+// until the loop lists it.
+func (s servedStatus) reasons() []string {
+	for _, p := range s.NodePools {
+		if p.Name == judgedPool {
+			return p.Reasons
+		}
+	}
+	return nil
+}
+
+const judgedPool = "judged"
+
+// createJudgedPool creates a v1 NodePool, valid under every release's CRDs,
+// and a Node of it that no NodeClaim claims: enough for status and serve's
+// loop to list the NodePool's lanes and for explain to list the reasons.
+func createJudgedPool(t *testing.T, env *testenv.Env) {
+	t.Helper()
+	pool := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": judgedPool},
+		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"requirements": []any{},
+			"nodeClassRef": map[string]any{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}}}},
+	}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-" + judgedPool, Labels: map[string]string{"karpenter.sh/nodepool": judgedPool}}}
+	for _, obj := range []client.Object{pool, node} {
+		if err := env.Client.Create(context.Background(), obj); err != nil {
+			t.Fatalf("creating %s: %v", obj.GetName(), err)
+		}
+	}
+}
+
+// versionClusterCase is one `karpgate version --cluster` beside serve,
+// with status and explain.
 type versionClusterCase struct {
 	name string
 	// config is a karpgate.yaml to give with --config; "" gives none.
 	config string
+	// golden is version --cluster's text; "" compares none.
 	golden string
 	// sameAsServe: serve (which has no karpenterVersion) judges by the
-	// same release, as karpgate_karpenter_judged_info says.
+	// same release, as karpgate_karpenter_judged_info says, with the same
+	// reasons as its loop's lanes.
 	sameAsServe bool
-	// wantVersion, when serve judges otherwise, is the release wanted.
+	// wantVersion and wantReasons, when serve judges otherwise, are the
+	// release and reasons wanted.
 	wantVersion string
+	wantReasons []string
 }
 
 // checkVersionCluster runs `karpgate version --cluster` against env: its
 // text is compared with a golden file, addresses hidden, and its JSON names
 // the release that judgedInfo (serve's karpgate_karpenter_judged_info
-// series) names, or tt.wantVersion.
-func checkVersionCluster(t *testing.T, env *testenv.Env, judgedInfo string, cases []versionClusterCase) {
+// series) names, or tt.wantVersion. Status and explain, with the same
+// --config, name the same release as version --cluster, and report the
+// reasons of servedReasons (the lanes of serve's loop), or tt.wantReasons.
+func checkVersionCluster(t *testing.T, env *testenv.Env, judgedInfo string, servedReasons []string, cases []versionClusterCase) {
 	t.Helper()
 	for _, tt := range cases {
 		t.Run("version --cluster: "+tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			args := []string{"version", "--cluster", "--kubeconfig", env.KubeconfigPath}
+			kube := []string{"--kubeconfig", env.KubeconfigPath}
 			if tt.config != "" {
 				path := filepath.Join(dir, "karpgate.yaml")
 				if err := os.WriteFile(path, []byte(tt.config), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				args = append(args, "--config", path)
+				kube = append(kube, "--config", path)
 			}
 			execute := func(args ...string) string {
+				args = append(args, kube...)
 				var out, errOut bytes.Buffer
 				if code := app.Execute(args, nil, &out, &errOut); code != 0 {
 					t.Fatalf("karpgate %s: exit %d: %s", strings.Join(args, " "), code, errOut.String())
 				}
 				return out.String()
 			}
-			text := strings.ReplaceAll(hideAddresses(execute(args...)), dir+string(filepath.Separator), "")
-			golden(t, []byte(text), "judged", tt.golden)
+			if tt.golden != "" {
+				text := strings.ReplaceAll(hideAddresses(execute("version", "--cluster")), dir+string(filepath.Separator), "")
+				golden(t, []byte(text), "judged", tt.golden)
+			}
 
 			var report struct {
-				Judged struct {
-					Version string `json:"version"`
-					Exact   bool   `json:"exact"`
-					Source  string `json:"source"`
-				} `json:"judged"`
-				DecidedBy string `json:"decidedBy"`
+				Judged    release.Summary `json:"judged"`
+				DecidedBy string          `json:"decidedBy"`
 			}
-			if err := json.Unmarshal([]byte(execute(append(args, "-o", "json")...)), &report); err != nil {
+			if err := json.Unmarshal([]byte(execute("version", "--cluster", "-o", "json")), &report); err != nil {
 				t.Fatal(err)
 			}
+			wantReasons := servedReasons
 			if !tt.sameAsServe {
+				wantReasons = tt.wantReasons
 				if report.Judged.Version != tt.wantVersion || report.DecidedBy != "karpenterVersion" {
 					t.Errorf("judged %+v decided by %s, want %s by karpenterVersion", report.Judged, report.DecidedBy, tt.wantVersion)
 				}
-				return
+			} else {
+				series := fmt.Sprintf(`karpgate_karpenter_judged_info{exact="%t",source="%s",version="%s"} 1`, report.Judged.Exact, report.Judged.Source, report.Judged.Version)
+				if series != judgedInfo || report.DecidedBy != "crds" {
+					t.Errorf("version --cluster judges by %+v (decided by %s); serve says %s", report.Judged, report.DecidedBy, judgedInfo)
+				}
 			}
-			series := fmt.Sprintf(`karpgate_karpenter_judged_info{exact="%t",source="%s",version="%s"} 1`, report.Judged.Exact, report.Judged.Source, report.Judged.Version)
-			if series != judgedInfo || report.DecidedBy != "crds" {
-				t.Errorf("version --cluster judges by %+v (decided by %s); serve says %s", report.Judged, report.DecidedBy, judgedInfo)
-			}
+			checkStatusAndExplainJudge(t, execute, report.Judged, wantReasons)
 		})
+	}
+}
+
+// checkStatusAndExplainJudge runs status and explain (text and JSON): they
+// must name judged, the release version --cluster names, and report
+// wantReasons.
+func checkStatusAndExplainJudge(t *testing.T, execute func(args ...string) string, judged release.Summary, wantReasons []string) {
+	t.Helper()
+	var status struct {
+		Judged    *release.Summary `json:"judged"`
+		NodePools []struct {
+			Name    string   `json:"name"`
+			Reasons []string `json:"reasons"`
+		} `json:"nodePools"`
+	}
+	if err := json.Unmarshal([]byte(execute("status", "-o", "json", "--nodepool", judgedPool)), &status); err != nil {
+		t.Fatal(err)
+	}
+	var explained struct {
+		Judged  *release.Summary `json:"judged"`
+		Reasons []struct {
+			Reason string `json:"reason"`
+		} `json:"reasons"`
+	}
+	if err := json.Unmarshal([]byte(execute("explain", "node/node-"+judgedPool, "-o", "json")), &explained); err != nil {
+		t.Fatal(err)
+	}
+	var statusReasons, explainReasons []string
+	if len(status.NodePools) == 1 {
+		statusReasons = status.NodePools[0].Reasons
+	}
+	for _, r := range explained.Reasons {
+		explainReasons = append(explainReasons, r.Reason)
+	}
+	if status.Judged == nil || *status.Judged != judged || !slices.Equal(statusReasons, wantReasons) {
+		t.Errorf("status judges by %+v with reasons %v; want %+v with %v", status.Judged, statusReasons, judged, wantReasons)
+	}
+	if explained.Judged == nil || *explained.Judged != judged || !slices.Equal(explainReasons, wantReasons) {
+		t.Errorf("explain judges by %+v with reasons %v; want %+v with %v", explained.Judged, explainReasons, judged, wantReasons)
+	}
+	line := judged.DescribeWithNote()
+	if out := execute("status"); !strings.Contains(out, "\nJudged by "+line+"\n") {
+		t.Errorf("status does not say %q:\n%s", "Judged by "+line, out)
+	}
+	if out := execute("explain", "node/node-"+judgedPool); !strings.Contains(out, "\njudged by "+line+"\n") {
+		t.Errorf("explain does not say %q:\n%s", "judged by "+line, out)
 	}
 }
 

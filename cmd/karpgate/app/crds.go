@@ -63,13 +63,7 @@ func (f *schemaFlags) set(ctx context.Context) (*crdschema.Set, error) {
 // linked release.
 func (f *schemaFlags) judged(set *crdschema.Set) (release.Judged, error) {
 	if f.karpenterVersion != "" {
-		r, exact, err := release.Lookup(f.karpenterVersion)
-		if err != nil {
-			return release.Judged{}, fmt.Errorf("--karpenter-version: %w", err)
-		}
-		j := release.ForRelease(r, exact, "--karpenter-version "+f.karpenterVersion)
-		j.Chosen = true
-		return j, nil
+		return judgedByFlag(f.karpenterVersion)
 	}
 	if set == nil {
 		var err error

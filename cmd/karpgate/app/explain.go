@@ -49,9 +49,11 @@ Karpenter may pick the node now and everything that stops it:
     included), nodes already disrupting (nodes that are only NotReady do not
     count against Unhealthy), and when it next allows one.
 
-The reasons are --karpenter-version's, else those of the karpenterVersion in
---config's karpgate.yaml (as karpgate serve judges), else those the cluster's
-NodePool CRD allows.
+The reasons are those of the Karpenter release --karpenter-version names,
+else of the release karpgate serve would judge the cluster by (` + "`karpgate version --cluster`" + `
+shows how it decides): --config's karpenterVersion, else the release of the
+cluster's Karpenter CRDs, else the linked release (also when they cannot be
+read). The third line names that release and what chose it.
 
 It also says when the NodeClaim expires (expireAfter is forceful: no budget,
 do-not-disrupt or PodDisruptionBudget stops it) and what terminationGracePeriod
@@ -109,10 +111,13 @@ func runExplain(cmd *cobra.Command, s Streams, opts explainOptions, arg string) 
 		}
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("reading the cluster: %w", err)}
 	}
-	if in.Reasons, _, err = opts.karpenter.reasons(cmd.Context(), c, opts.display.config); err != nil {
+	judged, err := opts.karpenter.judge(cmd.Context(), opts.kube, opts.display.config)
+	if err != nil {
 		return err
 	}
+	in.Reasons = judged.reasons
 	e := explain.Explain(in, now)
+	e.Judged = &judged.judged
 	if opts.output == "json" {
 		return explain.WriteJSON(s.Out, e)
 	}

@@ -2,107 +2,168 @@ package app
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/yaml"
 
 	"github.com/karpgate/karpgate/budget"
+	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
+	"github.com/karpgate/karpgate/internal/karpenter/installed"
 )
 
-// The reasons status and explain use come from the NodePool CRD Karpenter
-// itself publishes: v1.0.8's has three, v1.15.1's four.
-func TestBudgetReasonsOfKarpentersOwnCRDs(t *testing.T) {
-	for set, want := range map[crdsource.Set][]budget.Reason{
-		crdsource.KarpenterV1_0_8:  {budget.Underutilized, budget.Empty, budget.Drifted},
-		crdsource.KarpenterV1_15_1: budget.Reasons,
-	} {
-		files, err := crdsource.Files(context.Background(), set)
-		if err != nil {
-			t.Fatal(err)
-		}
-		found := false
-		for _, f := range files {
-			var crd map[string]any
-			if err := yaml.Unmarshal(f.Data, &crd); err != nil {
-				t.Fatalf("%s: %v", f.Name, err)
-			}
-			if name, _, _ := unstructured.NestedString(crd, "metadata", "name"); name != "nodepools.karpenter.sh" {
-				continue
-			}
-			found = true
-			if got := budget.ReasonsOfCRD(crd); !reflect.DeepEqual(got, want) {
-				t.Errorf("%s: reasons %v, want %v", set, got, want)
-			}
-		}
-		if !found {
-			t.Errorf("%s has no NodePool CRD", set)
-		}
+// clusterWith is what installed.ReadCluster reads from a cluster that has
+// crds, judged as serve's watcher judges them.
+func clusterWith(t *testing.T, crds []map[string]any) installed.Cluster {
+	t.Helper()
+	c := installed.Cluster{Host: "https://test"}
+	for _, crd := range crds {
+		name, _ := crd["metadata"].(map[string]any)["name"].(string)
+		c.CRDs = append(c.CRDs, name)
 	}
-	if got := budget.ReasonsOfCRD(map[string]any{"spec": map[string]any{}}); got != nil {
-		t.Errorf("a CRD without versions gives %v", got)
+	if len(crds) == 0 {
+		return c
 	}
+	if j, err := installed.Judge(crds, "CRDs in cluster https://test"); err != nil {
+		c.JudgeErr = err
+	} else {
+		c.Judged = &j
+	}
+	return c
 }
 
-// status and explain take their reasons as karpgate serve's loop does when
-// karpgate.yaml names a release: --karpenter-version first, then --config's
-// karpenterVersion, then the cluster's NodePool CRD.
-func TestReasonsFollowTheConfiguredRelease(t *testing.T) {
-	files, err := crdsource.Files(context.Background(), crdsource.KarpenterV1_15_1)
+// karpenterCRDs reads a pinned release's Karpenter CRDs by name.
+func karpenterCRDs(t *testing.T, set crdsource.Set) map[string]map[string]any {
+	t.Helper()
+	files, err := crdsource.Files(context.Background(), set)
 	if err != nil {
 		t.Fatal(err)
 	}
-	crd := &unstructured.Unstructured{}
+	crds := map[string]map[string]any{}
 	for _, f := range files {
-		if err := yaml.Unmarshal(f.Data, &crd.Object); err != nil {
+		var crd map[string]any
+		if err := yaml.Unmarshal(f.Data, &crd); err != nil {
 			t.Fatalf("%s: %v", f.Name, err)
 		}
-		if crd.GetName() == budget.NodePoolCRDName {
-			break
+		name, _ := crd["metadata"].(map[string]any)["name"].(string)
+		if slices.Contains(installed.CRDNames(), name) {
+			crds[name] = crd
 		}
 	}
-	cluster := fake.NewClientBuilder().WithObjects(crd).Build()
-	dir := t.TempDir()
-	pinned := filepath.Join(dir, "pinned.yaml")
-	plain := filepath.Join(dir, "plain.yaml")
-	for path, body := range map[string]string{
-		pinned: "apiVersion: karpgate.io/v1alpha1\nkind: Config\nkarpenterVersion: v1.14\n",
-		plain:  "apiVersion: karpgate.io/v1alpha1\nkind: Config\n",
-	} {
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	return crds
+}
+
+func crdList(crds map[string]map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, crd := range crds {
+		out = append(out, crd)
 	}
+	return out
+}
+
+// status and explain decide as karpgate serve does (karpgate.yaml's
+// karpenterVersion, else the cluster's Karpenter CRDs, else the linked
+// release), with --karpenter-version over all of it, and take the judged
+// release's reasons, as serve's loop does.
+func TestStatusAndExplainJudgeAsServe(t *testing.T) {
+	v1_0 := karpenterCRDs(t, crdsource.KarpenterV1_0_8)
+	v1_15 := karpenterCRDs(t, crdsource.KarpenterV1_15_1)
+	// v1.15.1's NodePool CRD beside v1.0.8's NodeClaim and EC2NodeClass, as
+	// a half-finished upgrade leaves them: the release is v1.15.1's only
+	// approximately, and the reasons are the NodePool CRD's own.
+	mixed := map[string]map[string]any{}
+	for name, crd := range v1_0 {
+		mixed[name] = crd
+	}
+	mixed["nodepools.karpenter.sh"] = v1_15["nodepools.karpenter.sh"]
+	broken := []map[string]any{{"metadata": map[string]any{"name": "nodepools.karpenter.sh"}, "spec": "not a CRD spec"}}
+	forbidden := errors.New(`reading the Karpenter CRDs of https://test: getting CustomResourceDefinition ec2nodeclasses.karpenter.k8s.aws: forbidden`)
+	v1_14 := &config.Config{KarpenterVersion: "v1.14"}
+	v1_15Config := &config.Config{KarpenterVersion: "v1.15"}
 	withoutUnhealthy := []budget.Reason{budget.Underutilized, budget.Empty, budget.Drifted}
 	tests := []struct {
-		name, flag, config string
-		want               []budget.Reason
-		wantSource         string
+		name    string
+		cfg     *config.Config
+		crds    []map[string]any
+		readErr error
+		// wanted: the release, exactly or not, what chose it, the reasons
+		// and a note containing wantNote ("" wants none).
+		version, source string
+		inexact         bool
+		reasons         []budget.Reason
+		wantNote        string
 	}{
-		{"the cluster's CRD", "", "", budget.Reasons, "the cluster's NodePool CRD"},
-		{"a config without a release", "", plain, budget.Reasons, "the cluster's NodePool CRD"},
-		{"the config's release", "", pinned, withoutUnhealthy, pinned + " karpenterVersion v1.14"},
-		{"the flag over the config", "v1.15", pinned, budget.Reasons, "--karpenter-version v1.15"},
+		{name: "v1.0.8's CRDs", crds: crdList(v1_0), version: "v1.0.8", source: "CRDs in cluster https://test", reasons: withoutUnhealthy},
+		{name: "v1.15.1's CRDs", crds: crdList(v1_15), version: "v1.15.1", source: "CRDs in cluster https://test", reasons: budget.Reasons},
+		{name: "a karpgate.yaml without karpenterVersion", cfg: &config.Config{}, crds: crdList(v1_15), version: "v1.15.1", source: "CRDs in cluster https://test", reasons: budget.Reasons},
+		{name: "karpgate.yaml's karpenterVersion over the CRDs", cfg: v1_14, crds: crdList(v1_15), version: "v1.14.3", source: "karpgate.yaml karpenterVersion", reasons: withoutUnhealthy},
+		{name: "a newer karpenterVersion over older CRDs", cfg: v1_15Config, crds: crdList(v1_0), version: "v1.15.1", source: "karpgate.yaml karpenterVersion", reasons: budget.Reasons},
+		{name: "a half-upgraded CRD set", crds: crdList(mixed), version: "v1.15.1", inexact: true, source: "CRDs in cluster https://test", reasons: budget.Reasons,
+			wantNote: "these CRDs match no release karpgate knows exactly"},
+		{name: "no Karpenter CRDs", version: "v1.15.1", source: "linked CRDs", reasons: budget.Reasons},
+		{name: "CRDs karpgate cannot judge", crds: broken, version: "v1.15.1", source: "linked CRDs", reasons: budget.Reasons,
+			wantNote: "the cluster's Karpenter CRDs cannot be judged: reading the Karpenter CRDs of CRDs in cluster https://test: "},
+		{name: "no right to read the CRDs", crds: crdList(v1_0), readErr: forbidden, version: "v1.15.1", source: "linked CRDs", reasons: budget.Reasons,
+			wantNote: forbidden.Error() + "; karpgate serve, allowed to read them, judges by their release"},
+		{name: "no right to read the CRDs, karpgate.yaml's karpenterVersion", cfg: v1_14, readErr: forbidden, version: "v1.14.3", source: "karpgate.yaml karpenterVersion", reasons: withoutUnhealthy},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			k := karpenterFlag{version: tt.flag}
-			got, source, err := k.reasons(context.Background(), cluster, tt.config)
+			cluster := clusterWith(t, tt.crds)
+			if tt.readErr != nil {
+				cluster = installed.Cluster{}
+			}
+			got, err := judgeReasons(tt.cfg, "karpgate.yaml", cluster, tt.readErr)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(got, tt.want) || source != tt.wantSource {
-				t.Errorf("reasons %v from %q, want %v from %q", got, source, tt.want, tt.wantSource)
+			j := got.judged
+			if j.Version != tt.version || j.Exact == tt.inexact || j.Source != tt.source || !slices.Equal(got.reasons, tt.reasons) {
+				t.Errorf("judged %+v with reasons %v; want %s (exact %t) from %q with %v", j, got.reasons, tt.version, !tt.inexact, tt.source, tt.reasons)
+			}
+			if (tt.wantNote == "") != (j.Note == "") || !strings.Contains(j.Note, tt.wantNote) {
+				t.Errorf("note %q, want one with %q", j.Note, tt.wantNote)
 			}
 		})
 	}
-	k := karpenterFlag{}
-	if _, _, err := k.reasons(context.Background(), cluster, filepath.Join(dir, "missing.yaml")); err == nil {
-		t.Error("a missing --config file is not an error")
+}
+
+// --karpenter-version overrides everything, and reads neither --config nor
+// the cluster: status and explain answer by it on any cluster.
+func TestKarpenterVersionFlagComesFirst(t *testing.T) {
+	dir := t.TempDir()
+	pinned := filepath.Join(dir, "pinned.yaml")
+	if err := os.WriteFile(pinned, []byte("apiVersion: karpgate.io/v1alpha1\nkind: Config\nkarpenterVersion: v1.14\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unreachable := kubeFlags{kubeconfig: filepath.Join(dir, "no-such-kubeconfig")}
+	for _, tt := range []struct {
+		flag, config, version string
+		reasons               int
+	}{
+		{"v1.15", pinned, "v1.15.1", 4},
+		{"v1.0", "", "v1.0.8", 3},
+	} {
+		k := karpenterFlag{version: tt.flag}
+		got, err := k.judge(context.Background(), unreachable, tt.config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j := got.judged; j.Version != tt.version || !j.Exact || j.Source != "--karpenter-version "+tt.flag || len(got.reasons) != tt.reasons {
+			t.Errorf("--karpenter-version %s: judged %+v with reasons %v", tt.flag, j, got.reasons)
+		}
+	}
+	k := karpenterFlag{version: "v0.37"}
+	if _, err := k.judge(context.Background(), unreachable, ""); err == nil || !strings.Contains(err.Error(), "--karpenter-version: ") {
+		t.Errorf("an unknown release: %v", err)
+	}
+	k = karpenterFlag{}
+	if _, err := k.judge(context.Background(), unreachable, filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("a missing --config file: %v", err)
 	}
 }

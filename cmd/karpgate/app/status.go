@@ -41,9 +41,12 @@ those already disrupting, drifted NodeClaims (and how long the oldest has
 been drifted), NodeClaims that will drift once Karpenter notices a newer AMI,
 the voluntary disruptions each reason allows now (Unhealthy, node repair, from
 Karpenter v1.15: its budget does not count nodes that are only NotReady), and
-when that next changes within a week. The reasons are --karpenter-version's,
-else those of the karpenterVersion in --config's karpgate.yaml (as karpgate
-serve judges), else those the cluster's NodePool CRD allows. Notes below the table name budgets that block every reason,
+when that next changes within a week. The reasons are those of the Karpenter
+release --karpenter-version names, else of the release karpgate serve would
+judge the cluster by (` + "`karpgate version --cluster`" + ` shows how it decides):
+--config's karpenterVersion, else the release of the cluster's Karpenter CRDs,
+else the linked release (also when they cannot be read). A line below the
+table names that release and what chose it. Notes name budgets that block every reason,
 rollout guard holds and freezes, drifted nodes held by karpenter.sh/do-not-disrupt
 or by their pods (a do-not-disrupt pod, a PodDisruptionBudget that allows no
 disruption: ` + "`karpgate explain node/NAME`" + ` names them), and the daylight-saving
@@ -92,11 +95,12 @@ func runStatus(cmd *cobra.Command, s Streams, opts statusOptions) error {
 	if err != nil {
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("reading the cluster: %w", err)}
 	}
-	reasons, _, err := opts.karpenter.reasons(cmd.Context(), c, opts.display.config)
+	judged, err := opts.karpenter.judge(cmd.Context(), opts.kube, opts.display.config)
 	if err != nil {
 		return err
 	}
-	report := status.ComputeAll(snap, reasons, now)
+	report := status.ComputeAll(snap, judged.reasons, now)
+	report.Judged = &judged.judged
 	audits, found, err := readAuditReports(cmd.Context(), c)
 	if err != nil {
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("reading the audit's reports: %w", err)}

@@ -3,24 +3,12 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"strings"
 
-	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/internal/karpenter/installed"
 	"github.com/karpgate/karpgate/internal/karpenter/release"
-	"github.com/karpgate/karpgate/policies/policywatch"
-)
-
-// How the judged release of a cluster was decided: the steps of
-// policywatch.Judged, the order `karpgate serve` follows.
-const (
-	decidedByConfig = "karpenterVersion"
-	decidedByCRDs   = "crds"
-	decidedByLinked = "linked"
 )
 
 // clusterVersionReport is `karpgate version --cluster`: the release
@@ -28,18 +16,11 @@ const (
 // the decision.
 type clusterVersionReport struct {
 	Cluster string             `json:"cluster"`
-	Judged  judgedVersion      `json:"judged"`
+	Judged  release.Summary    `json:"judged"`
 	Decided string             `json:"decidedBy"`
 	Config  *configVersionStep `json:"config,omitempty"`
 	CRDs    clusterCRDsStep    `json:"crds"`
 	Linked  string             `json:"linked"`
-}
-
-type judgedVersion struct {
-	Version string `json:"version"`
-	Exact   bool   `json:"exact"`
-	Source  string `json:"source"`
-	Note    string `json:"note,omitempty"`
 }
 
 // configVersionStep is --config's karpgate.yaml and the karpenterVersion
@@ -53,29 +34,20 @@ type configVersionStep struct {
 // and the release they are of unless none is installed or they state
 // nothing karpgate can read (Error).
 type clusterCRDsStep struct {
-	Names   []string       `json:"names"`
-	Release *judgedVersion `json:"release,omitempty"`
-	Error   string         `json:"error,omitempty"`
-}
-
-func judgedVersionOf(j release.Judged) judgedVersion {
-	return judgedVersion{Version: j.Release.Version.String(), Exact: j.Exact, Source: j.Source, Note: j.Note}
+	Names   []string         `json:"names"`
+	Release *release.Summary `json:"release,omitempty"`
+	Error   string           `json:"error,omitempty"`
 }
 
 // clusterVersion reads the cluster's Karpenter CRDs and decides as serve
 // does; configPath is --config's karpgate.yaml, or "".
 func clusterVersion(ctx context.Context, kube kubeFlags, configPath string) (clusterVersionReport, error) {
-	var cfg *config.Config
 	var report clusterVersionReport
-	if configPath != "" {
-		var err error
-		cfg, err = config.Load(configPath)
-		if errors.Is(err, fs.ErrNotExist) {
-			return report, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--config %s: no such file", configPath)}
-		}
-		if err != nil {
-			return report, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--config: %w", err)}
-		}
+	cfg, err := loadConfigFlag(configPath)
+	if err != nil {
+		return report, err
+	}
+	if cfg != nil {
 		report.Config = &configVersionStep{Path: configPath, KarpenterVersion: cfg.KarpenterVersion}
 	}
 	restConfig, err := kube.restConfig()
@@ -86,29 +58,22 @@ func clusterVersion(ctx context.Context, kube kubeFlags, configPath string) (clu
 	if err != nil {
 		return report, &ExitError{Code: ExitUsage, Err: err}
 	}
-	judged, err := policywatch.Judged(cfg, cluster.Judged)
+	judged, decided, err := judgeAsServe(cfg, &cluster)
 	if err != nil {
 		return report, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--config %s: %w", configPath, err)}
 	}
 	report.Cluster = cluster.Host
-	report.Judged = judgedVersionOf(judged)
+	report.Judged = judged.Summary()
+	report.Decided = decided
 	report.CRDs.Names = cluster.CRDs
 	if cluster.Judged != nil {
-		r := judgedVersionOf(*cluster.Judged)
+		r := cluster.Judged.Summary()
 		report.CRDs.Release = &r
 	}
 	if cluster.JudgeErr != nil {
 		report.CRDs.Error = cluster.JudgeErr.Error()
 	}
 	report.Linked = release.Newest().Version.String()
-	switch {
-	case judged.Source == policywatch.ConfigSource:
-		report.Decided = decidedByConfig
-	case cluster.Judged != nil:
-		report.Decided = decidedByCRDs
-	default:
-		report.Decided = decidedByLinked
-	}
 	return report, nil
 }
 
@@ -122,7 +87,7 @@ func writeClusterVersionJSON(w io.Writer, r clusterVersionReport) error {
 // decision, the one that decided marked with "*".
 func writeClusterVersionText(w io.Writer, r clusterVersionReport) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Cluster:  %s\nJudges:   %s\n", r.Cluster, describeJudged(r.Judged))
+	fmt.Fprintf(&b, "Cluster:  %s\nJudges:   %s\n", r.Cluster, r.Judged.Describe())
 	if r.Judged.Note != "" {
 		fmt.Fprintf(&b, "Note:     %s\n", r.Judged.Note)
 	}
@@ -145,7 +110,7 @@ func writeClusterVersionText(w io.Writer, r clusterVersionReport) error {
 	crdsText := "the cluster's Karpenter CRDs: none installed (" + strings.Join(installed.CRDNames(), ", ") + ")"
 	switch {
 	case r.CRDs.Release != nil:
-		crdsText = fmt.Sprintf("the cluster's Karpenter CRDs: %s (%s)", describeRelease(*r.CRDs.Release), strings.Join(r.CRDs.Names, ", "))
+		crdsText = fmt.Sprintf("the cluster's Karpenter CRDs: %s (%s)", r.CRDs.Release.DescribeRelease(), strings.Join(r.CRDs.Names, ", "))
 	case r.CRDs.Error != "":
 		crdsText = fmt.Sprintf("the cluster's Karpenter CRDs: cannot be judged: %s", r.CRDs.Error)
 	}
@@ -153,16 +118,4 @@ func writeClusterVersionText(w io.Writer, r clusterVersionReport) error {
 	step(r.Decided == decidedByLinked, 3, "the linked CRDs: Karpenter "+r.Linked)
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// describeJudged names the release, how closely it matches and what chose it.
-func describeJudged(j judgedVersion) string {
-	return fmt.Sprintf("%s (%s)", describeRelease(j), j.Source)
-}
-
-func describeRelease(j judgedVersion) string {
-	if j.Exact {
-		return "Karpenter " + j.Version + ", exactly"
-	}
-	return "Karpenter ~" + j.Version + ", the closest release karpgate knows"
 }

@@ -5,5 +5,6 @@
 // CRD objects; Watcher keeps it current with a watch on Karpenter's CRDs,
 // each by name, so that its RBAC can name them too. ReadCluster reads them
 // once, for `karpgate version --cluster`, which names the release serve
-// would judge a cluster by.
+// would judge a cluster by, and for status and explain, which report that
+// release's disruption reasons.
 package installed

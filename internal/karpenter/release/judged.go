@@ -56,6 +56,47 @@ func (j Judged) String() string {
 	return fmt.Sprintf("Karpenter %s%s (%s)", approx, j.Release.Version, j.Source)
 }
 
+// Summary is a judged release as reports show it to people and scripts:
+// `karpgate version --cluster`, status and explain.
+type Summary struct {
+	Version string `json:"version"`
+	Exact   bool   `json:"exact"`
+	// Source says what chose the version, as Judged.Source does.
+	Source string `json:"source"`
+	// Note says, for people, why the release may not be the one meant:
+	// no exact match, or (status and explain) Karpenter CRDs that could
+	// not be read or judged, so that the linked release was used.
+	Note string `json:"note,omitempty"`
+}
+
+// Summary is what reports show of the judged release.
+func (j Judged) Summary() Summary {
+	return Summary{Version: j.Release.Version.String(), Exact: j.Exact, Source: j.Source, Note: j.Note}
+}
+
+// Describe names the release, how closely it matches and what chose it:
+// "Karpenter v1.0.8, exactly (CRDs in cluster https://...)".
+func (s Summary) Describe() string {
+	return fmt.Sprintf("%s (%s)", s.DescribeRelease(), s.Source)
+}
+
+// DescribeWithNote is Describe, then the note when there is one, for a
+// report that gives the release one line.
+func (s Summary) DescribeWithNote() string {
+	if s.Note == "" {
+		return s.Describe()
+	}
+	return s.Describe() + ": " + s.Note
+}
+
+// DescribeRelease names the release and how closely it matches.
+func (s Summary) DescribeRelease() string {
+	if s.Exact {
+		return "Karpenter " + s.Version + ", exactly"
+	}
+	return "Karpenter ~" + s.Version + ", the closest release karpgate knows"
+}
+
 // Data is what the Rego rules read as data.karpgate.karpenter: the version,
 // how it was chosen and the facts, in the table's JSON shape.
 func (j Judged) Data() map[string]any {

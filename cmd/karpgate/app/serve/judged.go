@@ -16,7 +16,7 @@ import (
 // v1.0 cluster got an Unhealthy lane its Karpenter does not have.
 func loopReasons(engines admission.Engines) func() []budget.Reason {
 	return func() []budget.Reason {
-		return budget.ReasonsNamed(engines.Engine().Karpenter().Facts.Schema.BudgetReasons)
+		return budget.ReasonsOfJudged(engines.Engine().Karpenter())
 	}
 }
 
