@@ -42,6 +42,38 @@ func ForNoError(t testing.TB, what string, check func() error) {
 	}
 }
 
+// ForProgress polls check until it returns nil, as ForNoError does, but
+// gives up only after Patience in which the progress check reports has not
+// grown: work that a busy machine slows down but that keeps moving (objects
+// judged, reports written) is waited for, work that stopped is not.
+// progress must only grow while the work moves on, never while it retries.
+func ForProgress(t testing.TB, what string, check func() (progress float64, err error)) {
+	t.Helper()
+	if err := pollProgress(Patience, check); err != nil {
+		t.Fatalf("waited %v without progress for %s: %v", Patience, what, err)
+	}
+}
+
+func pollProgress(patience time.Duration, check func() (float64, error)) error {
+	best, seen := 0.0, false
+	deadline := time.Now().Add(patience)
+	interval := 5 * time.Millisecond
+	for {
+		progress, err := check()
+		if err == nil {
+			return nil
+		}
+		if !seen || progress > best {
+			best, seen = progress, true
+			deadline = time.Now().Add(patience)
+		} else if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(interval)
+		interval = min(2*interval, maxInterval)
+	}
+}
+
 // Poll calls check until it returns nil or patience runs out, and returns
 // the last error. Intervals start at a few milliseconds and back off.
 func Poll(patience time.Duration, check func() error) error {

@@ -141,6 +141,10 @@ func testUnhealthyAgreement(t *testing.T, c *localcluster.Cluster, env *testenv.
 	})
 }
 
+// replacementHold is the startup taint that keeps cmp-window's
+// replacement nodes uninitialized until the rollout comparison lets them go.
+const replacementHold = "karpgate.io/e2e-replacement-hold"
+
 // cmpWindowPercent is cmp-window's budget for every reason (its first).
 const cmpWindowPercent = 34
 
@@ -163,6 +167,14 @@ func roundedUpPercent(percent int, nodes float64) float64 {
 // beside it, and two nodes disrupting is Karpenter keeping its budgets. What
 // no reason allows is more nodes disrupting than the 34% budget, which
 // bounds them all.
+//
+// The new template carries a startup taint that the test removes only once
+// it has seen both agree while a node disrupts. Karpenter deletes a drifted
+// node only when its replacement is initialized, so the first node stays
+// disrupting until then: Karpenter updates its gauges only in its own
+// disruption cycles (every 10 seconds, longer on a busy machine), and a
+// simulated node is otherwise replaced within a few seconds, before
+// Karpenter has said what it makes of it.
 func testAgreementWhileDisrupting(t *testing.T, c *localcluster.Cluster, env *testenv.Env, pools []string) {
 	before, err := nodeClaims(env, "cmp-window")
 	if err != nil {
@@ -171,6 +183,7 @@ func testAgreementWhileDisrupting(t *testing.T, c *localcluster.Cluster, env *te
 	old := names(before)
 	changed := comparedPools[0].pool
 	changed.Release = "v2"
+	changed.StartupTaints = []string{replacementHold}
 	if warnings := apply(t, env, changed.yaml()); !strings.Contains(warnings, "KG601") {
 		t.Errorf("changing the template label gave no KG601 warning:\n%s", warnings)
 	}
@@ -179,6 +192,11 @@ func testAgreementWhileDisrupting(t *testing.T, c *localcluster.Cluster, env *te
 	// pool when karpgate first saw its most nodes disrupting, if more than
 	// one, for the log.
 	var overBudget, busiest string
+	// disagreed keeps what the samples taken while nodes disrupted
+	// disagreed on, so a rollout with no agreeing sample says why.
+	var disagreed distinct
+	// released counts the replacements let go from the startup taint.
+	released := 0
 	waitFor(t, "cmp-window's drift rollout done, with an agreeing sample while nodes disrupt", 8*time.Minute, func() error {
 		cmp, err := compareNow(c)
 		if err != nil {
@@ -193,8 +211,19 @@ func testAgreementWhileDisrupting(t *testing.T, c *localcluster.Cluster, env *te
 			overBudget = fmt.Sprintf("karpgate saw %v of %v cmp-window nodes disrupting at once; the %d%% budget that bounds every reason allows %v. The pool now:%s",
 				d, n, cmpWindowPercent, limit, poolNodes(env, "cmp-window"))
 		}
-		if d > 0 && agree(cmp, pools, nil) == nil {
-			agreedWhileDisrupting++
+		if d > 0 {
+			if err := agree(cmp, pools, nil); err == nil {
+				agreedWhileDisrupting++
+			} else {
+				disagreed.add(fmt.Sprintf("%v of %v disrupting: %v", d, n, err))
+			}
+		}
+		if agreedWhileDisrupting > 0 {
+			n, err := removeStartupTaint(env, "cmp-window", replacementHold)
+			released += n
+			if err != nil {
+				return err
+			}
 		}
 		claims, err := nodeClaims(env, "cmp-window")
 		if err != nil {
@@ -209,14 +238,17 @@ func testAgreementWhileDisrupting(t *testing.T, c *localcluster.Cluster, env *te
 			return fmt.Errorf("%d NodeClaims, %v disrupting", len(claims), d)
 		}
 		if agreedWhileDisrupting == 0 {
-			return fmt.Errorf("the rollout finished without a sample taken while nodes were disrupting on which both agreed")
+			return fmt.Errorf("the rollout finished without a sample taken while nodes were disrupting on which both agreed; samples while disrupting that disagreed:%s", disagreed)
 		}
 		return nil
 	})
 	if overBudget != "" {
 		t.Error(overBudget)
 	}
-	t.Logf("%d agreeing samples while cmp-window nodes were disrupting, at most %v at once", agreedWhileDisrupting, maxDisrupting)
+	if released == 0 {
+		t.Errorf("no cmp-window replacement carried the startup taint %s, so nothing held the first node disrupting", replacementHold)
+	}
+	t.Logf("%d agreeing samples while cmp-window nodes were disrupting, at most %v at once; %d replacements held; disagreeing:%s", agreedWhileDisrupting, maxDisrupting, released, disagreed)
 	if busiest != "" {
 		t.Logf("cmp-window at its busiest, %s", busiest)
 	}
@@ -259,4 +291,38 @@ func agree(cmp comparison, pools []string, extra func(pool string) error) error 
 		return fmt.Errorf("%s", strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// distinct keeps the first few different messages it is given, with how
+// often each came, in the order they first came.
+type distinct struct {
+	order []string
+	count map[string]int
+}
+
+// distinctKept bounds what a failure prints.
+const distinctKept = 12
+
+func (d *distinct) add(msg string) {
+	if d.count == nil {
+		d.count = map[string]int{}
+	}
+	if _, seen := d.count[msg]; !seen && len(d.order) == distinctKept {
+		return
+	}
+	if d.count[msg] == 0 {
+		d.order = append(d.order, msg)
+	}
+	d.count[msg]++
+}
+
+func (d distinct) String() string {
+	if len(d.order) == 0 {
+		return " none"
+	}
+	var b strings.Builder
+	for _, m := range d.order {
+		fmt.Fprintf(&b, "\n\t%d× %s", d.count[m], m)
+	}
+	return b.String()
 }

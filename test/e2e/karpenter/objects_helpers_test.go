@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -36,6 +37,10 @@ type pool struct {
 	Annotations map[string]string
 	// Labels of the NodePool (the waves of a RolloutPlan select them).
 	Labels map[string]string
+	// StartupTaints are keys of NoSchedule startup taints of the template:
+	// Karpenter counts a node initialized only once they are removed, so a
+	// test that removes them decides when a replacement is ready.
+	StartupTaints []string
 }
 
 func (p pool) yaml() string {
@@ -58,6 +63,13 @@ func (p pool) yaml() string {
 	if annotations != "" {
 		annotations = "\n  annotations:" + annotations
 	}
+	startupTaints := ""
+	for _, k := range p.StartupTaints {
+		startupTaints += fmt.Sprintf("\n        - {key: %q, effect: NoSchedule}", k)
+	}
+	if startupTaints != "" {
+		startupTaints = "\n      startupTaints:" + startupTaints
+	}
 	poolLabels := ""
 	for k, v := range p.Labels {
 		poolLabels += fmt.Sprintf("\n    %q: %q", k, v)
@@ -77,11 +89,11 @@ spec:
       nodeClassRef: {group: karpenter.kwok.sh, kind: KWOKNodeClass, name: default}
       requirements:
         - {key: node.kubernetes.io/instance-type, operator: In, values: [c-1x-amd64-linux]}
-        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}%s
   disruption:
     consolidationPolicy: WhenEmptyOrUnderutilized
     consolidateAfter: %s%s
-`, p.Name, annotations, labels, after, budgets)
+`, p.Name, annotations, labels, startupTaints, after, budgets)
 }
 
 // nodeClassYAML is the KWOKNodeClass every pool uses; cluster creates it.
@@ -275,4 +287,38 @@ func unreadyPods(env *testenv.Env, pool string) string {
 		}
 	}
 	return b.String()
+}
+
+// removeStartupTaint removes the startup taint key from every node of pool
+// that has it, as the agent a startup taint waits for would, and reports
+// how many nodes it released. A node changed meanwhile is left for the next
+// call.
+func removeStartupTaint(env *testenv.Env, pool, key string) (int, error) {
+	ctx := context.Background()
+	var nodes corev1.NodeList
+	if err := env.Client.List(ctx, &nodes, client.MatchingLabels{karpenter.NodePoolLabel: pool}); err != nil {
+		return 0, err
+	}
+	released := 0
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		kept := n.Spec.Taints[:0:0]
+		for _, taint := range n.Spec.Taints {
+			if taint.Key != key {
+				kept = append(kept, taint)
+			}
+		}
+		if len(kept) == len(n.Spec.Taints) {
+			continue
+		}
+		n.Spec.Taints = kept
+		if err := env.Client.Update(ctx, n); err != nil {
+			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+				continue
+			}
+			return released, err
+		}
+		released++
+	}
+	return released, nil
 }

@@ -20,14 +20,16 @@ import (
 	"github.com/karpgate/karpgate/test/testenv"
 )
 
-// witnessPool holds one node that nothing may disrupt (a budget of 0 for
-// every reason) and that is a candidate for every reason at once: empty,
-// Drifted and unhealthy. From Karpenter v1.15 (budgetMetrics) a reason's
-// allowed disruptions are computed, and exported for every NodePool, only
-// in a disruption cycle where some node is a candidate for that reason; the
-// witness makes that every cycle, so that Karpenter's gauges are as fresh
-// for Empty, Drifted and Unhealthy as for Underutilized, as they are on
-// v1.0.8 for every reason.
+// witnessPool holds two nodes that nothing may disrupt (a budget of 0 for
+// every reason) and that between them are candidates for every reason:
+// both Drifted, one empty, one running a pod (Karpenter v1.15 leaves empty
+// nodes to Emptiness, so only a node with a pod is an Underutilized
+// candidate), one unhealthy. From Karpenter v1.15 (budgetMetrics) a
+// reason's allowed disruptions are computed, and exported for every
+// NodePool, only in a disruption cycle where some node is a candidate for
+// that reason; the witness makes that every cycle, whatever else the
+// cluster runs, so that Karpenter's gauges are fresh for every reason, as
+// they are on v1.0.8.
 const witnessPool = "witness"
 
 // unhealthyCondition is the node condition Karpenter's kwok provider has a
@@ -76,18 +78,19 @@ func witness(t *testing.T, c *localcluster.Cluster, env *testenv.Env, release ka
 
 func startWitness(t *testing.T, c *localcluster.Cluster, env *testenv.Env) error {
 	p := pool{Name: witnessPool, Release: "v1", Budgets: `[{"nodes":"0"}]`}
-	apply(t, env, p.yaml(), deploymentYAML(p.Name, 1))
-	waitLaunched(t, c, env, p.Name, 1)
-	// Drifted: a new template; empty: no pod left; unhealthy: the condition.
+	apply(t, env, p.yaml(), deploymentYAML(p.Name, 2))
+	waitLaunched(t, c, env, p.Name, 2)
+	// Drifted: a new template; empty: one of the two pods gone, so one
+	// node keeps a pod (Underutilized); unhealthy: the condition.
 	p.Release = "v2"
 	apply(t, env, p.yaml())
-	env.MustKubectl(nil, "scale", "deployment/"+p.Name, "--namespace=default", "--replicas=0")
+	env.MustKubectl(nil, "scale", "deployment/"+p.Name, "--namespace=default", "--replicas=1")
 	var nodes corev1.NodeList
 	if err := env.Client.List(context.Background(), &nodes, client.MatchingLabels{karpenter.NodePoolLabel: p.Name}); err != nil {
 		return err
 	}
-	if len(nodes.Items) != 1 {
-		return fmt.Errorf("%d nodes, want 1", len(nodes.Items))
+	if len(nodes.Items) != 2 {
+		return fmt.Errorf("%d nodes, want 2", len(nodes.Items))
 	}
 	now := metav1.Now()
 	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.NodeCondition{{
