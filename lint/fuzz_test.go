@@ -7,12 +7,15 @@ import (
 	"testing"
 
 	"github.com/karpgate/karpgate/internal/manifest"
+	"github.com/karpgate/karpgate/policies"
 )
 
 // FuzzRunWithSchema lints arbitrary input through every stage, the CRD
 // schema stage included (v1beta1 objects go through conversion and back to
-// their own field paths): the only error allowed is input that does not
-// parse, and no input may panic.
+// their own field paths), judged by the linked release and by v1.0, whose
+// facts refuse most of what the linked CRDs accept (schema_release.go):
+// the only error allowed is input that does not parse, and no input may
+// panic.
 func FuzzRunWithSchema(f *testing.F) {
 	for _, seed := range []string{
 		string(corpus(10)),
@@ -22,16 +25,22 @@ func FuzzRunWithSchema(f *testing.F) {
 		"apiVersion: karpenter.sh/v1\nkind: NodeClaimList\nitems: [{apiVersion: karpenter.sh/v1, kind: NodeClaim, metadata: {name: d}, spec: 3}]\n",
 		// YAML 1.1 booleans and numbers as values and keys, merged, in a List.
 		"apiVersion: v1\nkind: List\nitems:\n- apiVersion: karpenter.k8s.aws/v1\n  kind: EC2NodeClass\n  metadata: {name: e, labels: {on: yes, 0777: n}}\n  spec: {detailedMonitoring: Off, tags: {<<: {y: N}, 1.0: x, 123456789012345678901: z}}\n",
+		// What v1.0 lacks, in the shapes it may come in.
+		"apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: f}\nspec: {replicas: 2, disruption: {consolidationPolicy: Balanced, budgets: [{nodes: '1', reasons: [Unhealthy, 3]}, x]}, template: {spec: {requirements: [{key: a, operator: Gte, values: ['1']}, [], null]}}}\n",
+		"apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: g}\nspec: {enclaveOptions: {}, amiSelectorTerms: [{alias: windows2025@latest}, {ssmParameter: /a}, 1, {alias: [x]}]}\n",
+		"apiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata: {name: h}\nspec: []\n",
 	} {
 		f.Add([]byte(seed))
 	}
-	engine := engineFor(f, nil)
+	engines := []*policies.Engine{engineFor(f, nil), engineJudging(f, "v1.0", nil)}
 	crds := linkedCRDs(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := Run(context.Background(), Options{Inputs: []string{"-"}, Stdin: bytes.NewReader(data), Engine: engine, CRDs: crds, KeepStored: true})
-		var parseErr *manifest.ParseError
-		if err != nil && !errors.As(err, &parseErr) {
-			t.Fatalf("%v\ninput:\n%s", err, data)
+		for _, engine := range engines {
+			_, err := Run(context.Background(), Options{Inputs: []string{"-"}, Stdin: bytes.NewReader(data), Engine: engine, CRDs: crds, KeepStored: true})
+			var parseErr *manifest.ParseError
+			if err != nil && !errors.As(err, &parseErr) {
+				t.Fatalf("judged as %s: %v\ninput:\n%s", engine.Karpenter(), err, data)
+			}
 		}
 	})
 }

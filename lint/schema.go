@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -26,11 +27,20 @@ import (
 // that they reason about what the cluster would store (a NodePool without
 // budgets has the CRD's 10% budget, for instance).
 //
+// When the engine judges by a release other than the one the CRDs belong
+// to (--karpenter-version), the stage also reports what that release's
+// CRDs would refuse that the set accepts, from the release's facts
+// (schema_release.go).
+//
 // The set compiles each CRD version once, on first use, and is safe for
 // concurrent use; so is the stage.
 type SchemaStage struct {
 	set    *crdschema.Set
 	engine *policies.Engine
+
+	releaseOnce sync.Once
+	release     *releaseSchema // nil: the CRDs' release is the one judged
+	releaseErr  error
 }
 
 // NewSchemaStage returns the stage for set, reporting through engine's
@@ -97,6 +107,11 @@ func (st *SchemaStage) check(ctx context.Context, obj *manifest.Object, render b
 	}
 	if verdict != nil {
 		violations = withYAML11Booleans(violations, obj.YAML11Booleans)
+		more, err := st.releaseViolations(gv.GroupVersion(), kind, obj.Content, written != nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		violations = append(violations, more...)
 	}
 	res, err := st.engine.ReportSchema(ctx, obj.Content, violations)
 	if err != nil {
@@ -114,6 +129,18 @@ func (st *SchemaStage) check(ctx context.Context, obj *manifest.Object, render b
 		obj.Content = verdict.Defaulted
 	}
 	return findings, stored, nil
+}
+
+// releaseViolations are what the release judged refuses that the set
+// accepts; content is the object as written.
+func (st *SchemaStage) releaseViolations(gv schema.GroupVersion, kind string, content map[string]any, fieldsToo bool) ([]policies.SchemaViolation, error) {
+	st.releaseOnce.Do(func() {
+		st.release, st.releaseErr = newReleaseSchema(st.set, st.engine.Karpenter())
+	})
+	if st.releaseErr != nil || st.release == nil {
+		return nil, st.releaseErr
+	}
+	return st.release.violations(gv, kind, content, fieldsToo), nil
 }
 
 // checkConverted judges a v1beta1 object the set does not serve as

@@ -16,6 +16,7 @@ import (
 
 	"github.com/karpgate/karpgate/crdschema"
 	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
+	"github.com/karpgate/karpgate/internal/karpenter/release"
 	"github.com/karpgate/karpgate/internal/manifest"
 	"github.com/karpgate/karpgate/lint"
 	"github.com/karpgate/karpgate/policies"
@@ -50,9 +51,12 @@ func TestSchemaVerdictsMatchTheAPIServer(t *testing.T) {
 	sets := []struct {
 		name string
 		crds []*apiextensionsv1.CustomResourceDefinition
+		// release, when set, is the --karpenter-version of these CRDs,
+		// for checkJudgedAsRelease.
+		release string
 	}{
-		{linked.Name(), linked.CRDs()},
-		{"Karpenter v1.0.8", withoutConversionWebhook(testenv.CRDs(t, crdsource.KarpenterV1_0_8))},
+		{linked.Name(), linked.CRDs(), ""},
+		{"Karpenter v1.0.8", withoutConversionWebhook(testenv.CRDs(t, crdsource.KarpenterV1_0_8)), "v1.0.8"},
 	}
 	for _, s := range sets {
 		t.Run(s.name, func(t *testing.T) {
@@ -107,6 +111,9 @@ func TestSchemaVerdictsMatchTheAPIServer(t *testing.T) {
 				t.Fatalf("%d disagreements with the API server", len(disagreements))
 			}
 			checkFromCluster(t, karpgate, env, report)
+			if s.release != "" {
+				checkJudgedAsRelease(t, linked, s.release, corpus, server)
+			}
 		})
 	}
 }
@@ -304,4 +311,61 @@ func checkFromCluster(t *testing.T, karpgate string, env *testenv.Env, want *lin
 	if len(wantSet) == 0 {
 		t.Error("no schema findings to compare")
 	}
+}
+
+// checkJudgedAsRelease lints the corpus with the linked CRDs judged as
+// release (`karpgate lint --karpenter-version`) and holds what the
+// release's facts add to the verdict of that release's API server: every
+// object they add a schema finding to is one it refuses, and the objects
+// of what came after the release (Balanced, spec.replicas, Gte,
+// enclaveOptions, ssmParameter, windows2025, NodeOverlay) get one.
+func checkJudgedAsRelease(t *testing.T, linked *crdschema.Set, version string, corpus []corpusObject, server map[string]serverVerdict) {
+	t.Helper()
+	r, exact, err := release.Lookup(version)
+	if err != nil || !exact {
+		t.Fatalf("release %s: %v (exact %t)", version, err, exact)
+	}
+	judged := release.ForRelease(r, true, "--karpenter-version "+version)
+	judged.Chosen = true
+	schemaFindings := func(karpenter *release.Judged) map[string]map[string]bool {
+		engine, err := policies.New(context.Background(), policies.Options{Karpenter: karpenter})
+		if err != nil {
+			t.Fatal(err)
+		}
+		report, err := lint.Run(context.Background(), lint.Options{Inputs: []string{verdictCorpus}, Engine: engine, CRDs: linked})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]map[string]bool{}
+		for _, f := range report.Findings() {
+			if strings.HasPrefix(f.RuleID, "KG8") && f.RuleID != "KG811" {
+				if out[f.Object.Name] == nil {
+					out[f.Object.Name] = map[string]bool{}
+				}
+				out[f.Object.Name][f.RuleID+" "+f.Path] = true
+			}
+		}
+		return out
+	}
+	before, after := schemaFindings(nil), schemaFindings(&judged)
+	added := map[string][]string{}
+	for _, o := range corpus {
+		for k := range after[o.name] {
+			if !before[o.name][k] {
+				added[o.name] = append(added[o.name], k)
+			}
+		}
+		if len(added[o.name]) > 0 && server[o.name].accepted {
+			t.Errorf("%s: the API server of Karpenter %s accepts it, lint judging by that release adds %v", o.name, version, added[o.name])
+		}
+	}
+	for _, name := range []string{"v115-valid-np-balanced", "v115-valid-np-static", "v115-valid-np-gte-lte", "v115-valid-nc-enclave", "v115-valid-nc-ssm", "v115-valid-nc-windows2025"} {
+		if server[name].accepted {
+			t.Errorf("%s: the API server of Karpenter %s accepts it; the corpus no longer shows what came after", name, version)
+		}
+		if len(added[name]) == 0 {
+			t.Errorf("%s: the API server of Karpenter %s refuses it, lint judging by that release adds nothing:\n%s", name, version, server[name].output)
+		}
+	}
+	t.Logf("judged as Karpenter %s, lint added schema findings to %d objects, all refused by its API server", version, len(added))
 }

@@ -36,7 +36,7 @@ func (f *schemaFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.enabled, "schema", true, "check every object against Karpenter's CRDs as the API server would (schema, CEL rules, defaults); --schema=false leaves only the policy rules")
 	cmd.Flags().StringArrayVar(&f.paths, "crds", nil, "CRD manifests (files or folders, such as `helm template` of the karpenter-crd chart you pin) to check against instead of the linked Karpenter release (repeatable)")
 	cmd.Flags().BoolVar(&f.fromCluster, "crds-from-cluster", false, "check against the Karpenter CRDs installed in the cluster of --kubeconfig/--context instead of the linked release")
-	cmd.Flags().StringVar(&f.karpenterVersion, "karpenter-version", "", "judge by this Karpenter release's facts (v1.0 to v"+release.Newest().Version.MinorString()[1:]+": budget reasons, alias families, which fields drift every node) instead of the release the CRDs belong to; the CRD checks keep the CRDs chosen")
+	cmd.Flags().StringVar(&f.karpenterVersion, "karpenter-version", "", "judge by this Karpenter release's facts (v1.0 to v"+release.Newest().Version.MinorString()[1:]+": budget reasons, alias families, which fields drift every node) instead of the release the CRDs belong to; the CRD checks keep the CRDs chosen and add what that release's CRDs refuse as far as its facts state (enums, spec fields, kinds)")
 	cmd.Flags().BoolVar(&f.showDefaults, "show-defaults", false, "print each object as the API server would store it (CRD defaults filled in and marked `# default`, unknown fields dropped) on standard output; the findings go to standard error")
 	f.kube.register(cmd.Flags())
 }

@@ -28,7 +28,10 @@ KG801-KG811). YAML is read as kubectl reads it: a bare yes, no, on or off
 is a YAML 1.1 boolean, and KG811 warns where that may not be meant. The CRDs are those of the Karpenter release linked into
 karpgate (see karpgate version), or --crds, or --crds-from-cluster. The rules
 judge by the Karpenter release those CRDs belong to (its budget reasons, alias
-families, which fields drift every node...), or by --karpenter-version. A v1beta1
+families, which fields drift every node...), or by --karpenter-version, which
+also adds what that release's CRDs refuse that the CRDs in use accept, as far
+as karpgate's facts of the release state it (a consolidation policy, operator
+or field newer than the release, a kind it does not serve). A v1beta1
 object the CRDs no longer serve is judged as karpgate's conversion to v1,
 with findings pointing at the v1beta1 field. The rules then reason about the
 object with the CRD's defaults filled in, as the cluster would store it.

@@ -86,6 +86,21 @@ func TestLintShowDefaults(t *testing.T) {
 	}
 }
 
+// --karpenter-version judges by that release's CRDs too, as far as the
+// release's facts state them: Balanced, new in v1.14, is refused for v1.12
+// although the linked CRDs accept it, and accepted for v1.14.
+func TestLintKarpenterVersionJudgesItsCRDFacts(t *testing.T) {
+	const pool = "testdata/docs/balanced.yaml"
+	code, stdout, stderr := run(t, "", "lint", now, "--karpenter-version", "v1.12", pool)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	}
+	golden(t, "lint-karpenter-version.golden", stdout)
+	if code, stdout, stderr := run(t, "", "lint", now, "--karpenter-version", "v1.14", pool); code != 0 {
+		t.Fatalf("v1.14: exit %d, want 0:\n%s%s", code, stdout, stderr)
+	}
+}
+
 func TestLintSeveralFormatsInOnePass(t *testing.T) {
 	dir := t.TempDir()
 	sarif, js := filepath.Join(dir, "out.sarif"), filepath.Join(dir, "out.json")

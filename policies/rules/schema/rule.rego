@@ -8,8 +8,11 @@
 #   old object apply only to updates and are not checked.
 #   Found offline by lint with the API server's own validation code and the
 #   CRDs of the Karpenter release karpgate links (or --crds,
-#   --crds-from-cluster); the message is the API server's. Not evaluated at
-#   admission, where the API server decides itself.
+#   --crds-from-cluster); the message is the API server's. With
+#   --karpenter-version, lint also reports in karpgate's words what that
+#   release's CRDs refuse and those in use accept, as far as karpgate's
+#   facts of the release state it (Balanced before v1.14). Not evaluated
+#   at admission, where the API server decides itself.
 # custom:
 #   id: KG806
 #   noTwin: 'It reports lint''s offline copy of the API server''s schema verdict; at admission the API server applies the CRD itself, before any policy.'
