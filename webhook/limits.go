@@ -31,18 +31,19 @@ const (
 	// DefaultBodyGrace is how long the first bytes of a body may take. The
 	// API server writes a review's headers and body in one go (one write
 	// for a review of a few KiB), so its bodies arrive with their headers;
-	// a quarter of a second is many times a garbage collection pause or a
-	// round trip across zones. A read that misses its due time gets one
-	// more look, due a grace later (readBody): a starved server, not the
-	// client, may be the late one. A client that announces a body and
-	// sends nothing is gone after two graces, half the second it had
-	// before, eight times sooner for an announced 3 MiB (a second plus
-	// its size at the rate).
-	DefaultBodyGrace = 250 * time.Millisecond
+	// a second is many times a garbage collection pause or a round trip
+	// across zones. A read that misses its due time gets one more look,
+	// due a grace later (readBody): a starved server, not the client, may
+	// be the late one. A quarter of a second was too little for that: on
+	// two cores running the race-detector tests, 2 of 1,117 reviews of
+	// the API server missed both looks. A client that announces a body
+	// and sends nothing is gone after two graces, a quarter of the 8 s
+	// request timeout it could hold before any pace was kept.
+	DefaultBodyGrace = time.Second
 	// DefaultMinBodyRate: 1 MiB/s, hundreds of times below what the API
 	// server sends from the same network. Each byte buys a microsecond:
-	// a 5 KiB review is due within 255 ms, a 3 MiB one within 3.25 s; to
-	// hold a request for the 8 s timeout a client must send 8 MiB, which
+	// a 5 KiB review is due within 1.005 s, a 3 MiB one within 4 s; to
+	// hold a request for the 8 s timeout a client must send 7 MiB, which
 	// it is charged for as it arrives.
 	DefaultMinBodyRate = 1 << 20
 )
