@@ -25,7 +25,7 @@ import (
 // never finish it. Each is charged what it sent (1 MiB times the
 // conversion factor, 60 MiB for the ten, within conversion's 192 MiB), not
 // what it announced, and each is cut once it falls behind its pace (a
-// quarter of a second, then 1 MiB/s: 1.25 s for a MiB) with 408, giving
+// second, then 1 MiB/s: 2 s for a MiB) with 408, giving
 // its memory back; admission requests through the API server are answered
 // meanwhile.
 func attackWithUnfinishedBodies(t *testing.T, p *serveProcess, caPEM []byte, c client.Client) {

@@ -55,7 +55,7 @@ for get on the path (ClusterRole ` + deploy.MetricsReaderClusterRole + `);
 Events and /explain read in karpgate.yaml's timezone as well as UTC.
 
 Requests are charged memory as their bodies arrive, which must keep a pace (the
-first bytes within a quarter of a second, the rest at 1 MiB/s), then take a
+first bytes within a second, the rest at 1 MiB/s), then take a
 slot (--max-concurrent-requests); the memory budget and the Go heap limit come
 from --memory-limit (the Deployment passes the container's limit in
 $` + deploy.MemoryLimitEnv + `). The API server's requests, known by the client
