@@ -94,7 +94,7 @@ func TestJudgedReleaseRefusesWhatItsCRDsLack(t *testing.T) {
 		{"Balanced in v1.14", balanced, "v1.14", nil, want{}},
 		{"Balanced in v1.15", balanced, "v1.15", nil, want{}},
 		{"spec.replicas before v1.8", static, "v1.7", nil, want{"KG807 spec.replicas 11:3",
-			[]string{"the NodePool CRD of Karpenter v1.6.4 does not declare spec.replicas", "spec has disruption, limits, template and weight", "(replicas is new since Karpenter v1.6; v1.8 has it)"},
+			[]string{"the NodePool CRD of Karpenter v1.7.1 does not declare spec.replicas", "spec has disruption, limits, template and weight", "(replicas is new in Karpenter v1.8)"},
 			[]string{"Upgrade Karpenter to v1.8 or later before you use spec.replicas, or remove it."}}},
 		{"spec.replicas in v1.8", static, "v1.8", nil, want{}},
 		{"operator Gte before v1.9", gte, "v1.8", nil, want{"KG803 spec.template.spec.requirements[1].operator 11:49",
@@ -104,22 +104,26 @@ func TestJudgedReleaseRefusesWhatItsCRDsLack(t *testing.T) {
 			[]string{"the EC2NodeClass CRD of Karpenter v1.14.3 does not declare spec.enclaveOptions", "(enclaveOptions is new in Karpenter v1.15)"}, nil}},
 		{"enclaveOptions in v1.15", enclave, "v1.15", nil, want{}},
 		{"ssmParameter in v1.0", ssm, "v1.0", nil, want{"KG807 spec.amiSelectorTerms[0].ssmParameter 10:23",
-			[]string{"spec.amiSelectorTerms[0] has alias, id, name, owner and tags", "(ssmParameter is new since Karpenter v1.0; v1.8 has it)"}, nil}},
-		// v1.1 to v1.7 have no AWS provider module, so no EC2NodeClass facts:
-		// nothing is said rather than a guess.
-		{"EC2NodeClass fields of a line without facts of them", reservations, "v1.6", nil, want{}},
+			[]string{"spec.amiSelectorTerms[0] has alias, id, name, owner and tags", "(ssmParameter is new since Karpenter v1.3; v1.6 has it)"}, nil}},
+		// v1.1, v1.4, v1.5 and v1.7 have no AWS provider module on the Go
+		// module proxy, so no EC2NodeClass facts: nothing is said rather than
+		// a guess.
+		{"EC2NodeClass fields of a line without facts of them", reservations, "v1.7", nil, want{}},
 		{"capacityReservationSelectorTerms in v1.0", reservations, "v1.0", nil, want{"KG807 spec.capacityReservationSelectorTerms 10:3", nil, nil}},
+		{"capacityReservationSelectorTerms before v1.3", reservations, "v1.2", nil, want{"KG807 spec.capacityReservationSelectorTerms 10:3",
+			[]string{"the EC2NodeClass CRD of Karpenter v1.2.1 does not declare spec.capacityReservationSelectorTerms", "(capacityReservationSelectorTerms is new in Karpenter v1.3)"}, nil}},
+		{"capacityReservationSelectorTerms in v1.3", reservations, "v1.3", nil, want{}},
 		{"alias windows2025 before v1.9", windows2025, "v1.8", nil, want{"KG806 spec.amiSelectorTerms[0].alias 9:23",
 			[]string{`alias family "windows2025" is not one of Karpenter v1.8.2`, "(windows2025 is new in Karpenter v1.9)"}, nil}},
 		{"NodeOverlay before its CRD", overlay, "v1.6", nil, want{"KG810 kind 2:1",
-			[]string{"Karpenter v1.6.4 has no NodeOverlay CRD in karpenter.sh"}, []string{"Upgrade Karpenter to v1.8 or later before you apply a NodeOverlay, or remove it."}}},
-		{"NodeOverlay in v1.8", overlay, "v1.8", nil, want{}},
+			[]string{"Karpenter v1.6.3 has no NodeOverlay CRD in karpenter.sh", "(NodeOverlay is new in Karpenter v1.7)"}, []string{"Upgrade Karpenter to v1.7 or later before you apply a NodeOverlay, or remove it."}}},
+		{"NodeOverlay in v1.7", overlay, "v1.7", nil, want{}},
 		// No release before v1.14 has a kind of autoscaling.x-k8s.io: the
 		// kind being new in a later line is what says the release lacks it.
 		{"CapacityBuffer before its CRD", buffer, "v1.12", nil, want{"KG810 kind 2:1",
 			[]string{"Karpenter v1.12.0 has no CapacityBuffer CRD in autoscaling.x-k8s.io", "(CapacityBuffer is new in Karpenter v1.14)"},
 			[]string{"Upgrade Karpenter to v1.14 or later before you apply a CapacityBuffer, or remove it."}}},
-		{"CapacityBuffer in a line without AWS facts", buffer, "v1.6", nil, want{"KG810 kind 2:1", []string{"Karpenter v1.6.4 has no CapacityBuffer CRD"}, nil}},
+		{"CapacityBuffer in a line without AWS facts", buffer, "v1.7", nil, want{"KG810 kind 2:1", []string{"Karpenter v1.7.1 has no CapacityBuffer CRD"}, nil}},
 		{"CapacityBuffer in v1.14", buffer, "v1.14", nil, want{}},
 		{"CapacityBuffer in v1.15", buffer, "v1.15", nil, want{}},
 		// KG204 says it with the fix; one problem, one finding.

@@ -109,7 +109,8 @@ func crdDetection(s *snapshot.Snapshot) *release.Detection {
 	// The versions a CRD serves bound the release more surely than the
 	// closest facts: a CRD serving v1beta1 is v1.0's at the latest. Among
 	// the releases serving every version the CRDs serve, keep Detect's
-	// choice when it is one of them, else the newest.
+	// choice when it is one of them, else the closest of them, with the
+	// differences from that one (not from Detect's choice).
 	var fits []release.Release
 	for _, r := range release.Known() {
 		if servesAll(r, s) {
@@ -117,7 +118,7 @@ func crdDetection(s *snapshot.Snapshot) *release.Detection {
 		}
 	}
 	if len(fits) > 0 && !slices.ContainsFunc(fits, func(r release.Release) bool { return r.Version == d.Release.Version }) {
-		d = release.Detection{Release: fits[len(fits)-1], Differences: append(d.Differences, "served versions")}
+		d = release.DetectAmong(schema, fits)
 	}
 	return &d
 }

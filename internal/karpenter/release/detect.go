@@ -23,9 +23,14 @@ type Detection struct {
 // it names the release agreeing on the most facts, the newest on a tie. Only
 // the facts s states take part: a set without an EC2NodeClass CRD matches on
 // its NodePool alone.
-func Detect(s SchemaFacts) Detection {
+func Detect(s SchemaFacts) Detection { return DetectAmong(s, Known()) }
+
+// DetectAmong is Detect among releases (oldest first) only, for a caller
+// that knows more than the facts say (the versions the CRDs serve): the
+// differences it names are then those from the release it chose.
+func DetectAmong(s SchemaFacts, releases []Release) Detection {
 	best, bestScore := Detection{}, math.MinInt
-	for _, r := range Known() {
+	for _, r := range releases {
 		diffs := differences(r.Facts.Schema, s)
 		score := -len(diffs)
 		if score >= bestScore {

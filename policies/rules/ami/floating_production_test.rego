@@ -77,8 +77,8 @@ test_ssm_parameter_unknown_to_the_release_is_not_judged if {
 		with data.karpgate.karpenter.facts.schema.amiSelectorTermFields as ["alias", "id", "name", "owner", "tags"]
 }
 
-# Karpenter lines whose facts state no EC2NodeClass fields (v1.1 to v1.7,
-# core only) do not exclude it: the term is judged.
+# Karpenter lines whose facts state no EC2NodeClass fields (v1.1, v1.4,
+# v1.5, v1.7: core only) do not exclude it: the term is judged.
 test_ssm_parameter_judged_when_the_release_states_no_term_fields if {
 	count(violation) == 1 with input as prod([{"ssmParameter": eks_recommended}])
 		with data.karpgate.karpenter.facts.schema as {"budgetReasons": ["Underutilized", "Empty", "Drifted"]}

@@ -1,0 +1,10 @@
+// Pins the modules whose CRDs and Go source the facts of Karpenter v1.6.3 are
+// read from (make release-facts). Nothing here is built or imported.
+module github.com/karpgate/karpgate/hack/releases/v1.6.3
+
+go 1.26.0
+
+require (
+	github.com/aws/karpenter-provider-aws v1.6.3
+	sigs.k8s.io/karpenter v1.6.2
+)
