@@ -198,6 +198,17 @@ func dispatchKinds() []string {
 	return kinds
 }
 
+// dispatchKind is kind's key in the dispatch table: a kind that has no
+// entry of its own (NodeOverlay, karpenter.RuleOnlyKinds) gets the rules
+// for every kind, as findingsQuery looks them up, so that the engine
+// evaluates them for it in lint and at admission alike.
+func dispatchKind(kind string) string {
+	if _, ok := karpenter.KindOf(kind); ok {
+		return kind
+	}
+	return dispatchAnyKind
+}
+
 // dispatchTable says which selections have rules to run, by selection,
 // enforcement point and kind: a query whose selection is empty would find
 // nothing, and the engine does not pay OPA's cost of a query to learn it.

@@ -247,6 +247,7 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	in := e.newEvalInput(req, point, now)
 	ref := objectRef(req.Object)
 	kind, _ := req.Object["kind"].(string)
+	kind = dispatchKind(kind)
 	selection := selectionFor(req)
 	var vs []rawViolation
 	if e.selected.has(selection, point, kind) {

@@ -62,6 +62,7 @@ func TestUserPoliciesAreCheckedWhenLoaded(t *testing.T) {
 		{"nested", "a rule package must sit directly under data.karpgate.rules"},
 		{"badpoints", `custom.points: "audit" is not an enforcement point`},
 		{"badoperations", `custom.operations: "DELETE" is not an operation karpgate judges; use CREATE or UPDATE`},
+		{"overlaykind", `custom.kinds: "NodeOverlay": only the rules for every kind judge NodeOverlays; list kinds: ["*"] and test input.object.kind == "NodeOverlay"`},
 		{"undeclaredpatch", "rule ACME200 returns a \"patch\" but does not declare `mutates: true`"},
 	}
 	for _, tt := range tests {
