@@ -198,15 +198,20 @@ func dispatchKinds() []string {
 	return kinds
 }
 
-// dispatchKind is kind's key in the dispatch table: a kind that has no
-// entry of its own (NodeOverlay, karpenter.RuleOnlyKinds) gets the rules
-// for every kind, as findingsQuery looks them up, so that the engine
-// evaluates them for it in lint and at admission alike.
-func dispatchKind(kind string) string {
+// dispatchKind is the dispatch table's key for an object of apiVersion
+// and kind: its kind when the table has an entry of its own, the rules
+// for every kind for a rule-only kind (NodeOverlay,
+// karpenter.RuleOnlyKinds), as findingsQuery looks them up, so that lint
+// and the webhooks evaluate them for it alike, and no key at all (no
+// rules) for any other kind.
+func dispatchKind(apiVersion, kind string) string {
 	if _, ok := karpenter.KindOf(kind); ok {
 		return kind
 	}
-	return dispatchAnyKind
+	if _, ok := karpenter.LookupRuleOnlyKind(apiVersion, kind); ok {
+		return dispatchAnyKind
+	}
+	return ""
 }
 
 // dispatchTable says which selections have rules to run, by selection,

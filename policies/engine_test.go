@@ -323,6 +323,12 @@ func TestObjectsOfOtherKindsGetNoFindings(t *testing.T) {
 	if err != nil || len(res.Findings)+len(res.Waived) != 0 {
 		t.Fatalf("got %+v, %v", res, err)
 	}
+	// Not even a NodeOverlay's kind in another group: the rules for every
+	// kind judge Karpenter's rule-only kinds only.
+	res, err = e.Evaluate(context.Background(), Request{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "NodeOverlay", "metadata": map[string]any{"annotations": map[string]any{"karpgate.io/waive-X1": ""}}}})
+	if err != nil || len(res.Findings)+len(res.Waived) != 0 {
+		t.Fatalf("got %+v, %v", res, err)
+	}
 	if Handles("v1", "ConfigMap") || !Handles("karpenter.sh/v1beta1", "NodePool") {
 		t.Fatal("Handles disagrees with the Karpenter kinds")
 	}
