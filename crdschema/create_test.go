@@ -60,6 +60,17 @@ spec:
 ` + spec
 }
 
+// capacityBuffer is a valid CapacityBuffer (Karpenter v1.14+) with extra
+// spec fields merged in.
+func capacityBuffer(spec string) string {
+	return `apiVersion: autoscaling.x-k8s.io/v1beta1
+kind: CapacityBuffer
+metadata: {name: spare, namespace: team-a}
+spec:
+  podTemplateRef: {name: spare-shape}
+` + spec
+}
+
 func nodeClass(spec string) string {
 	return `apiVersion: karpenter.k8s.aws/v1
 kind: EC2NodeClass
@@ -136,6 +147,13 @@ func TestCreateVerdicts(t *testing.T) {
 			[]string{"metadata metadata"}, "malformed metadata"},
 		{"duplicate reasons in a set", nodePool("  disruption: {consolidateAfter: 1m, budgets: [{nodes: \"1\", reasons: [Drifted, Drifted]}]}\n"),
 			[]string{"list spec.disruption.budgets[0].reasons[1]"}, "Duplicate value"},
+		{"valid CapacityBuffer", capacityBuffer("  replicas: 3\n"), []string{}, ""},
+		{"CapacityBuffer with negative replicas", capacityBuffer("  replicas: -3\n"),
+			[]string{"bounds spec.replicas"}, "greater than or equal to 0"},
+		{"CapacityBuffer of a pod template with no count", capacityBuffer(""),
+			[]string{"rule spec"}, "If podTemplateRef is set, replicas or limits must also be set"},
+		{"CapacityBuffer with both references", capacityBuffer("  replicas: 3\n  scalableRef: {kind: Deployment, name: web}\n"),
+			[]string{"rule spec"}, "either PodTemplateRef or ScalableRef, but not both"},
 		{"blocking errors keep CEL from running", strings.Replace(nodePool("  weight: \"x\"\n"), "values: [on-demand]}]", "values: [on-demand]}, {key: kubernetes.io/hostname, operator: In, values: [a]}]", 1),
 			[]string{"type spec.weight"}, "must be of type integer"},
 	}

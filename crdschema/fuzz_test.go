@@ -21,6 +21,7 @@ func FuzzCreate(f *testing.F) {
 		strings.Replace(nodePool("status: {nodes: x}\n"), "metadata: {name: general}", "metadata: {name: A_B, labels: [x], annotations: {a: 1}, finalizers: {}}", 1),
 		`{apiVersion: karpenter.sh/v1, kind: NodeClaim, metadata: null, spec: {nodeClassRef: null, requirements: [{key: 1, operator: Gt, values: [-1]}]}}`,
 		"apiVersion: karpenter.sh/v1\nkind: NodePool\nspec: []\n",
+		capacityBuffer("  replicas: -1\n  scalableRef: {kind: '', name: 3}\n  limits: {cpu: lots, memory: [1]}\n  percentage: 1.5\n"),
 		"apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: x}\nspec:\n  template: {spec: {requirements: [{key: k, operator: In, values: [a, a, a]}], taints: [{key: a, effect: NoSchedule}, {key: a, effect: NoSchedule}]}}\n",
 	} {
 		f.Add([]byte(seed))

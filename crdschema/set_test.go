@@ -143,6 +143,34 @@ func TestLinkedReleaseMatchesGoMod(t *testing.T) {
 	}
 }
 
+// The linked set is every CRD of the linked release, as the release table
+// (read from the provider module's CRD folder, which the karpenter-crd
+// chart installs) states them: CapacityBuffer too, which LinkedModule's
+// Go package does not embed.
+func TestLinkedSetIsTheReleasesCRDs(t *testing.T) {
+	r, exact, err := release.Lookup(LinkedRelease)
+	if err != nil || !exact {
+		t.Fatalf("release %s: %v (exact %t)", LinkedRelease, err, exact)
+	}
+	facts, err := linked(t).Facts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(k release.Kind) string { return k.Kind + "." + k.Group + " " + strings.Join(k.Served, ",") }
+	var got, want []string
+	for _, k := range facts.Kinds {
+		got = append(got, key(k))
+	}
+	for _, k := range r.Facts.Schema.Kinds {
+		want = append(want, key(k))
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("the linked set has %q; Karpenter %s's CRDs are %q", got, LinkedRelease, want)
+	}
+}
+
 func TestLinkedSetIsJudgedAsTheLinkedRelease(t *testing.T) {
 	set, err := Linked()
 	if err != nil {
@@ -166,8 +194,8 @@ func TestLinkedSetIsJudgedAsTheLinkedRelease(t *testing.T) {
 	}
 }
 
-// HasGroup: the linked set speaks for Karpenter's groups, NodeOverlay
-// included, and for no other group.
+// HasGroup: the linked set speaks for Karpenter's groups, NodeOverlay and
+// CapacityBuffer included, and for no other group.
 func TestHasGroup(t *testing.T) {
 	set, err := Linked()
 	if err != nil {
@@ -181,6 +209,9 @@ func TestHasGroup(t *testing.T) {
 		{"karpenter.sh", "NoSuchKind", true, false},
 		{"karpenter.k8s.aws", "EC2NodeClass", true, true},
 		{"karpenter.kwok.sh", "KWOKNodeClass", false, false},
+		{"autoscaling.x-k8s.io", "CapacityBuffer", true, true},
+		// Cluster Autoscaler's: lint asks Has in this shared group.
+		{"autoscaling.x-k8s.io", "ProvisioningRequest", true, false},
 		{"", "ConfigMap", false, false},
 	} {
 		if got := set.HasGroup(tt.group); got != tt.hasGroup {

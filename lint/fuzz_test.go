@@ -29,6 +29,9 @@ func FuzzRunWithSchema(f *testing.F) {
 		"apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: f}\nspec: {replicas: 2, disruption: {consolidationPolicy: Balanced, budgets: [{nodes: '1', reasons: [Unhealthy, 3]}, x]}, template: {spec: {requirements: [{key: a, operator: Gte, values: ['1']}, [], null]}}}\n",
 		"apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: g}\nspec: {enclaveOptions: {}, amiSelectorTerms: [{alias: windows2025@latest}, {ssmParameter: /a}, 1, {alias: [x]}]}\n",
 		"apiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata: {name: h}\nspec: []\n",
+		// A CapacityBuffer (v1.14+, so v1.0 refuses the kind) whose CEL
+		// rules meet odd shapes, and a kind of its group that is not Karpenter's.
+		"apiVersion: autoscaling.x-k8s.io/v1beta1\nkind: CapacityBuffer\nmetadata: {name: i, namespace: n}\nspec: {podTemplateRef: {name: ''}, scalableRef: [], replicas: -1, limits: {cpu: x}, percentage: 1.5}\n---\napiVersion: autoscaling.x-k8s.io/v1\nkind: ProvisioningRequest\nmetadata: {name: j}\n",
 	} {
 		f.Add([]byte(seed))
 	}

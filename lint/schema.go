@@ -57,10 +57,22 @@ func (st *SchemaStage) Check(ctx context.Context, obj *manifest.Object) ([]polic
 
 // Judges reports whether the stage has something to say about an object
 // of apiVersion and kind: the set has a CRD of its group. lint checks such
-// an object even when no policy rule is about its kind (NodeOverlay), so
-// that what the API server refuses is denied offline too.
+// an object even when no policy rule is about its kind (NodeOverlay,
+// CapacityBuffer), so that what the API server refuses is denied offline
+// too.
 func (st *SchemaStage) Judges(apiVersion, kind string) bool {
-	return st.set.HasGroup(schema.FromAPIVersionAndKind(apiVersion, kind).Group)
+	return st.judges(schema.FromAPIVersionAndKind(apiVersion, kind).GroupKind())
+}
+
+// judges: the set speaks for a group it has a CRD of, so a kind it lacks
+// there is one the API server does not know; but in a group Karpenter
+// shares (autoscaling.x-k8s.io, where Cluster Autoscaler serves
+// ProvisioningRequest), only for the kinds it has.
+func (st *SchemaStage) judges(gk schema.GroupKind) bool {
+	if karpenter.SharedGroup(gk.Group) {
+		return st.set.Has(gk.Group, gk.Kind)
+	}
+	return st.set.HasGroup(gk.Group)
 }
 
 // checkStored is Check that also renders the object as the API server
@@ -73,7 +85,7 @@ func (st *SchemaStage) checkStored(ctx context.Context, obj *manifest.Object) ([
 func (st *SchemaStage) check(ctx context.Context, obj *manifest.Object, render bool) ([]policies.Finding, *yaml.Node, error) {
 	apiVersion, kind := obj.APIVersion(), obj.Kind()
 	gv := schema.FromAPIVersionAndKind(apiVersion, kind)
-	if !st.set.HasGroup(gv.Group) {
+	if !st.judges(gv.GroupKind()) {
 		return nil, nil, nil // no CRD of its group in the set: nothing to say
 	}
 	var (

@@ -106,7 +106,10 @@ func (r *releaseSchema) violations(gv schema.GroupVersion, kind string, content 
 
 // kindRefused: the judged release has no such kind, or does not serve the
 // object's version of it, where the CRDs in use do. Groups the release's
-// facts state no kind of are not judged.
+// facts state no kind of are not judged (the lines without an AWS provider
+// module state no EC2NodeClass), unless the kind is new in a later line
+// than the release judged: CapacityBuffer, the first kind of its group,
+// before v1.14.
 func (r *releaseSchema) kindRefused(gv schema.GroupVersion, kind string) (policies.SchemaViolation, bool) {
 	find := func(s release.SchemaFacts) (k release.Kind, groupKnown, found bool) {
 		for _, k := range s.Kinds {
@@ -123,7 +126,7 @@ func (r *releaseSchema) kindRefused(gv schema.GroupVersion, kind string) (polici
 	ownKind, _, inUse := find(r.inUse)
 	judgedKind, groupKnown, found := find(r.judged)
 	switch {
-	case !groupKnown || !inUse || !slices.Contains(ownKind.Served, gv.Version):
+	case !groupKnown && !r.newer("kinds", kind) || !inUse || !slices.Contains(ownKind.Served, gv.Version):
 		return policies.SchemaViolation{}, false
 	case !found:
 		return policies.SchemaViolation{
@@ -236,6 +239,13 @@ func (r *releaseSchema) newIn(fact, value string) (line string, after release.Ve
 		return line, release.Version{}, false
 	}
 	return line, before.Version, true
+}
+
+// newer reports whether value first appeared in a release line after the
+// one judged.
+func (r *releaseSchema) newer(fact, value string) bool {
+	line, _, _ := r.newIn(fact, value)
+	return line != ""
 }
 
 // statesFact reports whether a release's facts state that kind of fact:

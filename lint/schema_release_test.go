@@ -73,6 +73,7 @@ func TestJudgedReleaseRefusesWhatItsCRDsLack(t *testing.T) {
 	windows2025 := nodeClass("  amiSelectorTerms: [{alias: windows2025@latest}]\n")
 	reservations := nodeClass("  amiSelectorTerms: [{alias: al2023@v20240807}]\n  capacityReservationSelectorTerms: [{id: cr-0123456789abcdef0}]\n")
 	overlay := "apiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata: {name: cheap}\nspec: {weight: 1, requirements: [], priceAdjustment: \"-10%\"}\n"
+	buffer := "apiVersion: autoscaling.x-k8s.io/v1beta1\nkind: CapacityBuffer\nmetadata: {name: spare, namespace: team-a}\nspec: {podTemplateRef: {name: spare-shape}, replicas: 3}\n"
 	unhealthy := pool("  disruption:\n    budgets: [{nodes: \"1\", reasons: [Unhealthy]}]\n")
 	noKG204, err := config.Parse("karpgate.yaml", []byte("rules:\n  KG204: {enabled: false}\n"))
 	if err != nil {
@@ -113,6 +114,14 @@ func TestJudgedReleaseRefusesWhatItsCRDsLack(t *testing.T) {
 		{"NodeOverlay before its CRD", overlay, "v1.6", nil, want{"KG810 kind 2:1",
 			[]string{"Karpenter v1.6.4 has no NodeOverlay CRD in karpenter.sh"}, []string{"Upgrade Karpenter to v1.8 or later before you apply a NodeOverlay, or remove it."}}},
 		{"NodeOverlay in v1.8", overlay, "v1.8", nil, want{}},
+		// No release before v1.14 has a kind of autoscaling.x-k8s.io: the
+		// kind being new in a later line is what says the release lacks it.
+		{"CapacityBuffer before its CRD", buffer, "v1.12", nil, want{"KG810 kind 2:1",
+			[]string{"Karpenter v1.12.0 has no CapacityBuffer CRD in autoscaling.x-k8s.io", "(CapacityBuffer is new in Karpenter v1.14)"},
+			[]string{"Upgrade Karpenter to v1.14 or later before you apply a CapacityBuffer, or remove it."}}},
+		{"CapacityBuffer in a line without AWS facts", buffer, "v1.6", nil, want{"KG810 kind 2:1", []string{"Karpenter v1.6.4 has no CapacityBuffer CRD"}, nil}},
+		{"CapacityBuffer in v1.14", buffer, "v1.14", nil, want{}},
+		{"CapacityBuffer in v1.15", buffer, "v1.15", nil, want{}},
 		// KG204 says it with the fix; one problem, one finding.
 		{"Unhealthy before v1.15 is KG204's", unhealthy, "v1.14", nil, want{"KG204 spec.disruption.budgets[0].reasons[0] 12:38", nil, nil}},
 		{"Unhealthy with KG204 off", unhealthy, "v1.14", noKG204, want{"KG803 spec.disruption.budgets[0].reasons[0] 12:38",

@@ -226,19 +226,10 @@ spec:
 `
 	}
 	class := func(encrypted string) string {
-		return `apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata:
-  name: default
-spec:
-  role: KarpenterNodeRole
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  amiSelectorTerms: [{alias: al2023@v20240807}]
+		return nodeClass(`  amiSelectorTerms: [{alias: al2023@v20240807}]
   blockDeviceMappings:
     - deviceName: /dev/xvda
-      ebs: {volumeSize: 100Gi, encrypted: ` + encrypted + `}
-`
+      ebs: {volumeSize: 100Gi, encrypted: ` + encrypted + "}\n")
 	}
 	tests := []struct {
 		name, doc       string

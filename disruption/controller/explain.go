@@ -10,8 +10,9 @@ import (
 
 // ExplainHandler serves why one NodeClaim or Node is or is not a disruption
 // candidate, from the loop's cache: ?nodeclaim=NAME or ?node=NAME, as JSON,
-// or as text with ?format=text (times read in karpgate.yaml's timezone).
-// Every replica answers, as for /status.
+// or as text with ?format=text (times read in karpgate.yaml's timezone),
+// naming the release judged as `karpgate explain` does. Every replica
+// answers, as for /status.
 func (l *Loop) ExplainHandler() http.Handler {
 	return l.fromCache(func(ctx context.Context, w http.ResponseWriter, req *http.Request) {
 		q := req.URL.Query()
@@ -30,7 +31,7 @@ func (l *Loop) ExplainHandler() http.Handler {
 			http.Error(w, "format must be json or text", http.StatusBadRequest)
 			return
 		}
-		in, err := explain.Gather(ctx, l.cluster.GetClient(), target)
+		in, err := explain.Gather(ctx, l.cache, target)
 		switch {
 		case errors.Is(err, explain.ErrNotFound):
 			http.Error(w, err.Error(), http.StatusNotFound)
@@ -39,8 +40,10 @@ func (l *Loop) ExplainHandler() http.Handler {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		in.Reasons = l.opts.Reasons()
+		reasons, judged := l.opts.judged()
+		in.Reasons = reasons
 		e := explain.Explain(in, l.opts.Clock.Now())
+		e.Judged = judged
 		if format == "text" {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			_ = explain.WriteText(w, e, l.opts.Location())

@@ -11,23 +11,25 @@ import (
 	"github.com/karpgate/karpgate/disruption/status"
 )
 
-// StatusResponse is what /status serves.
+// StatusResponse is what /status serves: the report names the release
+// judged (Options.Judged) as `karpgate status -o json` does.
 type StatusResponse struct {
 	// Leader: this replica runs the loop; metrics and events come from it.
 	Leader bool `json:"leader"`
-	// Karpenter names the Karpenter release the lanes and the webhooks
-	// judge by, and what chose it.
-	Karpenter string `json:"karpenter,omitempty"`
 	status.Report
 }
 
-// Status computes the status of every NodePool from the loop's cache now.
+// Status computes the status of every NodePool from the loop's cache now,
+// with the lanes of the release judged, which it names.
 func (l *Loop) Status(ctx context.Context) (status.Report, error) {
-	snap, err := state.List(ctx, l.cluster.GetClient(), 0)
+	snap, err := state.List(ctx, l.cache, 0)
 	if err != nil {
 		return status.Report{}, err
 	}
-	return status.ComputeAll(snap, l.opts.Reasons(), l.opts.Clock.Now()), nil
+	reasons, judged := l.opts.judged()
+	report := status.ComputeAll(snap, reasons, l.opts.Clock.Now())
+	report.Judged = judged
+	return report, nil
 }
 
 // StatusHandler serves the status of every NodePool as JSON, or of one with
@@ -47,9 +49,6 @@ func (l *Loop) StatusHandler() http.Handler {
 			}
 		}
 		resp := StatusResponse{Leader: l.isLeader(), Report: report}
-		if l.opts.Judged != nil {
-			resp.Karpenter = l.opts.Judged()
-		}
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -68,7 +67,7 @@ func (l *Loop) fromCache(serve func(ctx context.Context, w http.ResponseWriter, 
 		}
 		ctx, cancel := context.WithTimeout(req.Context(), 5*time.Second)
 		defer cancel()
-		if !l.cluster.GetCache().WaitForCacheSync(ctx) {
+		if !l.synced(ctx) {
 			http.Error(w, "the disruption loop's cache has not synced yet; retry shortly", http.StatusServiceUnavailable)
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/karpgate/karpgate/budget"
+	"github.com/karpgate/karpgate/internal/karpenter/release"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/utils/clock"
@@ -27,15 +28,13 @@ type Options struct {
 	// (karpgate.yaml's timezone, which may change while serving). Default:
 	// UTC. Display only: budgets are computed in UTC.
 	Location func() *time.Location
-	// Reasons are the disruption reasons of the Karpenter release the loop
-	// judges (karpgate.yaml's karpenterVersion, or the cluster's CRDs,
-	// which may change while serving): the lanes of the status, metrics,
-	// events and /explain. Default, or nil from the function: the newest
-	// release's, budget.Reasons (Unhealthy included).
-	Reasons func() []budget.Reason
-	// Judged names that release for /status ("Karpenter v1.0.8 (CRDs in
-	// cluster ...)"); nil leaves it out.
-	Judged func() string
+	// Judged is the Karpenter release the loop judges by (karpgate.yaml's
+	// karpenterVersion, or the cluster's CRDs, which may change while
+	// serving): its disruption reasons are the lanes of the status,
+	// metrics, events and /explain, and /status and /explain name it as
+	// `karpgate status` and `karpgate explain` do. Default, nil: the
+	// newest release's reasons (budget.Reasons), and no name.
+	Judged func() release.Judged
 }
 
 // GuardOptions configure the rollout guard.
@@ -77,8 +76,18 @@ func (o Options) withDefaults() Options {
 	if o.Location == nil {
 		o.Location = func() *time.Location { return time.UTC }
 	}
-	if o.Reasons == nil {
-		o.Reasons = func() []budget.Reason { return nil }
-	}
 	return o
+}
+
+// judged reads Judged once, so that the lanes a report lists and the
+// release it names come from one decision however Judged changes: the
+// reasons (nil: the newest release's) and the release as reports name it
+// (nil when Judged is).
+func (o Options) judged() ([]budget.Reason, *release.Summary) {
+	if o.Judged == nil {
+		return nil, nil
+	}
+	j := o.Judged()
+	s := j.Summary()
+	return budget.ReasonsOfJudged(j), &s
 }

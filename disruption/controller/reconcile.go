@@ -50,7 +50,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	st := status.Compute(pool, r.opts.Reasons(), now)
+	reasons, _ := r.opts.judged()
+	st := status.Compute(pool, reasons, now)
 	r.collector.Set(st)
 	r.emit(pool.NodePool, st)
 	wake, err := r.runGuard(ctx, pool, st, now)

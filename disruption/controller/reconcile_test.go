@@ -21,6 +21,7 @@ import (
 	"github.com/karpgate/karpgate/disruption/state"
 	"github.com/karpgate/karpgate/disruption/status"
 	"github.com/karpgate/karpgate/internal/karpenter"
+	"github.com/karpgate/karpgate/internal/karpenter/release"
 )
 
 // monday0830 is half an hour before a 09:00 UTC budget window opens.
@@ -97,11 +98,8 @@ func liveBudgets(t *testing.T, c client.Client, name string) (string, bool) {
 // The loop reports the reasons of the release it judges: Karpenter v1.14
 // has no Unhealthy lane, and no node repair series.
 func TestReconcileFollowsTheReleaseJudged(t *testing.T) {
-	v114, err := budget.ReasonsOf("v1.14")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, _, _ := newReconciler(t, Options{Reasons: func() []budget.Reason { return v114 }}, pool("old", map[string]any{"nodes": "10%"}))
+	v114 := judgedBy(t, "v1.14", "karpgate.yaml karpenterVersion")
+	r, _, _ := newReconciler(t, Options{Judged: func() release.Judged { return v114 }}, pool("old", map[string]any{"nodes": "10%"}))
 	reconcileOnce(t, r, "old")
 	if n := testutil.CollectAndCount(r.collector, "karpgate_nodepool_allowed_disruptions"); n != 3 {
 		t.Errorf("judged by v1.14: %d allowed series, want 3", n)

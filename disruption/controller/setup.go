@@ -30,6 +30,10 @@ import (
 // Loop is the disruption loop added to a manager.
 type Loop struct {
 	cluster cluster.Cluster
+	// cache and synced are the loop's cache as its endpoints read it:
+	// the cluster's cached client, and whether that has synced.
+	cache   client.Reader
+	synced  func(context.Context) bool
 	direct  client.Client
 	opts    Options
 	elected <-chan struct{}
@@ -102,7 +106,7 @@ func Setup(mgr manager.Manager, opts Options) (*Loop, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the disruption controller: %w", err)
 	}
-	return &Loop{cluster: cl, direct: direct, opts: opts, elected: mgr.Elected()}, nil
+	return &Loop{cluster: cl, cache: cl.GetClient(), synced: cl.GetCache().WaitForCacheSync, direct: direct, opts: opts, elected: mgr.Elected()}, nil
 }
 
 // Cluster is the loop's cache, which the rollout plans' controller shares

@@ -15,8 +15,8 @@ import (
 type Explanation struct {
 	At time.Time `json:"at"`
 	// Judged names the Karpenter release whose reasons are explained and
-	// what chose it; nil when the caller does not say (karpgate serve's
-	// /explain: its /status names the release).
+	// what chose it (`karpgate explain`, and serve's /explain); nil when
+	// the caller does not say.
 	Judged    *release.Summary `json:"judged,omitempty"`
 	NodeClaim string           `json:"nodeClaim,omitempty"`
 	Node      string           `json:"node,omitempty"`

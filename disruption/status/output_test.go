@@ -84,8 +84,8 @@ func TestWriteTableGolden(t *testing.T) {
 }
 
 // The table names the release whose reasons it shows, and why that one
-// when it may not be the one meant; without a release named (karpgate
-// serve's /status names it apart) it says nothing of it.
+// when it may not be the one meant; without a release named it says
+// nothing of it.
 func TestWriteTableNamesTheJudgedRelease(t *testing.T) {
 	linked := &release.Summary{Version: "v1.15.1", Exact: true, Source: "linked CRDs", Note: "reading the Karpenter CRDs of https://x: forbidden"}
 	for _, tt := range []struct {

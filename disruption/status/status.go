@@ -13,8 +13,8 @@ import (
 type Report struct {
 	At time.Time `json:"at"`
 	// Judged names the Karpenter release whose reasons the report follows
-	// and what chose it; nil when the caller does not say (karpgate
-	// serve's /status names it in its own karpenter field).
+	// and what chose it (`karpgate status`, and serve's /status); nil when
+	// the caller does not say.
 	Judged    *release.Summary `json:"judged,omitempty"`
 	NodePools []NodePool       `json:"nodePools"`
 }

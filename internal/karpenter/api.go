@@ -6,6 +6,11 @@ import "k8s.io/apimachinery/pkg/runtime/schema"
 const (
 	CoreGroup = "karpenter.sh"      // NodePool, NodeClaim
 	AWSGroup  = "karpenter.k8s.aws" // EC2NodeClass
+	// AutoscalingGroup is SIG Autoscaling's group, in which Karpenter
+	// v1.14+ serves CapacityBuffer. Cluster Autoscaler serves kinds of its
+	// own in it (ProvisioningRequest), so Karpenter's CRDs speak only for
+	// the kinds they have: see SharedGroup.
+	AutoscalingGroup = "autoscaling.x-k8s.io"
 )
 
 // API versions. v1 is the hub that conversion goes through.
@@ -20,8 +25,19 @@ const (
 	KindNodePool     = "NodePool"
 	KindNodeClaim    = "NodeClaim"
 	KindEC2NodeClass = "EC2NodeClass"
-	KindNodeOverlay  = "NodeOverlay"
+	// KindNodeOverlay is Karpenter's NodeOverlay (v1.7+), a rule-only kind
+	// (RuleOnlyKinds).
+	KindNodeOverlay = "NodeOverlay"
+	// KindCapacityBuffer is Karpenter's CapacityBuffer (AutoscalingGroup):
+	// karpgate neither converts it nor has rules about it; lint judges it
+	// by its CRD only.
+	KindCapacityBuffer = "CapacityBuffer"
 )
+
+// SharedGroup reports whether Karpenter shares group with other projects:
+// a kind of it that Karpenter's CRDs lack may be another project's, not
+// one the API server refuses.
+func SharedGroup(group string) bool { return group == AutoscalingGroup }
 
 // Kind describes one Karpenter kind and the versions karpgate reads and writes.
 type Kind struct {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/karpgate/karpgate/budget"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -29,6 +28,8 @@ import (
 	"github.com/karpgate/karpgate/cmd/karpgate/app"
 	"github.com/karpgate/karpgate/disruption/controller"
 	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
+	"github.com/karpgate/karpgate/internal/karpenter/release"
+	"github.com/karpgate/karpgate/policies/policywatch"
 	"github.com/karpgate/karpgate/test/testenv"
 )
 
@@ -60,13 +61,17 @@ func testLeaderAndFollower(t *testing.T, env *testenv.Env) {
 	if err := env.Client.Create(context.Background(), lease); err != nil {
 		t.Fatal(err)
 	}
-	// The loop judges by v1.14's reasons here: this test is about
-	// leadership and window edges, and its expected series predate the
-	// Unhealthy lane, which disruption/metrics and the Karpenter suite check.
-	v114 := func() []budget.Reason { r, _ := budget.ReasonsOf("v1.14"); return r }
+	// The loop judges by v1.14 here, as karpgate.yaml's karpenterVersion
+	// would choose it: this test is about leadership and window edges, and
+	// its expected series predate the Unhealthy lane, which
+	// disruption/metrics and the Karpenter suite check.
+	v114 := func() release.Judged {
+		r, exact, _ := release.Lookup("v1.14")
+		return release.ForRelease(r, exact, policywatch.ConfigSource)
+	}
 	followerRegistry := prometheus.NewRegistry()
 	follower := startLoop(t, env, manager.Options{LeaderElection: true, LeaderElectionID: lease.Name, LeaderElectionNamespace: "default"},
-		controller.Options{Name: "karpgate-follower", Registerer: followerRegistry, Reasons: v114})
+		controller.Options{Name: "karpgate-follower", Registerer: followerRegistry, Judged: v114})
 
 	clk := clocktesting.NewFakeClock(beforeNine)
 	// The default name, and a registry of the test's own: a collector left
@@ -74,7 +79,7 @@ func testLeaderAndFollower(t *testing.T, env *testenv.Env) {
 	// by every later test's karpgate serve, whose /metrics gathers that
 	// registry beside its own loop's, and fail there as a duplicate.
 	leaderRegistry := prometheus.NewRegistry()
-	leader := startLoop(t, env, manager.Options{}, controller.Options{Clock: clk, Reasons: v114, Registerer: leaderRegistry})
+	leader := startLoop(t, env, manager.Options{}, controller.Options{Clock: clk, Judged: v114, Registerer: leaderRegistry})
 
 	metric := func(want string, names ...string) func() error {
 		return func() error {

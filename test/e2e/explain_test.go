@@ -23,6 +23,8 @@ import (
 	"github.com/karpgate/karpgate/disruption/controller"
 	"github.com/karpgate/karpgate/disruption/explain"
 	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
+	"github.com/karpgate/karpgate/internal/karpenter/installed"
+	"github.com/karpgate/karpgate/internal/karpenter/release"
 	"github.com/karpgate/karpgate/test/testenv"
 	"github.com/karpgate/karpgate/test/wait"
 )
@@ -188,17 +190,12 @@ func TestExplain(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &e); err != nil {
 				t.Fatalf("not JSON: %v\n%s", err, out)
 			}
-			// The command names the release it judges by; the loop's
-			// /explain leaves that to /status. The rest must be the same.
+			// The command names the release it judges by, as the loop's
+			// /explain must too.
 			if j := e.Judged; j == nil || j.Version != "v1.15.1" || !j.Exact || j.Source != "CRDs in cluster "+strings.TrimSuffix(env.Config.Host, "/") {
 				t.Errorf("judged by %+v, want v1.15.1 from the cluster's CRDs", j)
 			}
-			e.Judged = nil
-			var unjudged bytes.Buffer
-			if err := explain.WriteJSON(&unjudged, &e); err != nil {
-				t.Fatal(err)
-			}
-			cli[tt.target] = unjudged.String()
+			cli[tt.target] = out
 			if got := explainKinds(e); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("stops = %q\n        want %q", got, tt.want)
 			}
@@ -220,8 +217,14 @@ func TestExplain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// It judges by the cluster's CRDs as serve does, read as serve reads them.
+	crds, err := installed.ReadCluster(context.Background(), env.Config)
+	if err != nil || crds.Judged == nil {
+		t.Fatalf("the cluster's Karpenter CRDs: %+v, %v", crds, err)
+	}
 	loop := startLoop(t, env, manager.Options{}, controller.Options{Name: "karpgate-explain", Registerer: prometheus.NewRegistry(),
-		Clock: clocktesting.NewFakeClock(now), Location: func() *time.Location { return paris }})
+		Clock: clocktesting.NewFakeClock(now), Location: func() *time.Location { return paris },
+		Judged: func() release.Judged { return *crds.Judged }})
 	for _, tt := range tests {
 		kind, name, _ := strings.Cut(tt.target, "/")
 		wait.ForNoError(t, "/explain of "+tt.target+" equals karpgate explain", func() error {
@@ -235,7 +238,8 @@ func TestExplain(t *testing.T) {
 	}
 	rec := httptest.NewRecorder()
 	loop.loop.ExplainHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/explain?nodeclaim=held&format=text", nil))
-	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "Drifted: NOT a candidate") || !strings.Contains(rec.Body.String(), "CE") {
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "Drifted: NOT a candidate") || !strings.Contains(rec.Body.String(), "CE") ||
+		!strings.Contains(rec.Body.String(), "\njudged by "+crds.Judged.Summary().DescribeWithNote()+"\n") {
 		t.Errorf("/explain as text in karpgate.yaml's zone = %d:\n%s", rec.Code, rec.Body)
 	}
 	for query, code := range map[string]int{"": 400, "node=a&nodeclaim=b": 400, "node=nope": 404, "node=node-ready&format=yaml": 400} {

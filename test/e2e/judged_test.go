@@ -29,6 +29,7 @@ import (
 	"github.com/karpgate/karpgate/internal/deploy"
 	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
 	"github.com/karpgate/karpgate/internal/devcluster/karpenterstack"
+	"github.com/karpgate/karpgate/internal/karpenter/installed"
 	"github.com/karpgate/karpgate/internal/karpenter/release"
 	"github.com/karpgate/karpgate/test/testenv"
 	"github.com/karpgate/karpgate/test/wait"
@@ -52,8 +53,8 @@ const repairReview = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionRevie
 // Karpenter v1.0.8's CRDs, then installs v1.15.1's over them, then
 // v1.0.8's NodeClaim and EC2NodeClass CRDs beside v1.15.1's NodePool CRD,
 // then v1.0.8's again: the webhook's verdict on the Unhealthy budget
-// reason, the judged_info metric and /status follow without a restart of
-// serve, and `karpgate version --cluster`, status and explain judge by
+// reason, the judged_info metric, /status and /explain follow without a
+// restart of serve, and `karpgate version --cluster`, status and explain judge by
 // the release serve judges by at every step.
 func TestServeJudgesByTheClusterKarpenterCRDs(t *testing.T) {
 	env, cluster := testenv.StartKarpgate(t, localcluster.Options{
@@ -84,19 +85,21 @@ func TestServeJudgesByTheClusterKarpenterCRDs(t *testing.T) {
 	}
 	judged := func() string { return seriesLine(t, cluster.MetricsURL, "karpgate_karpenter_judged_info{") }
 	source := `source="CRDs in cluster ` + strings.TrimSuffix(env.Config.Host, "/") + `"`
-	var served servedStatus
-	status := func() string {
-		resp, err := http.Get(cluster.MetricsURL + deploy.StatusPath)
-		if err != nil {
-			t.Fatal(err)
+	var served servedJudgement
+	// serveJudgesAsCRDsSay reads serve's /status and /explain: both must
+	// name the release the cluster's CRDs now belong to (read as serve's
+	// watcher reads them: the CRDs are installed one by one, and a step in
+	// between may read as the same version with another note), described
+	// as described starts, and list the NodePool and its node.
+	serveJudgesAsCRDsSay := func(described string) bool {
+		crds, err := installed.ReadCluster(context.Background(), env.Config)
+		if err != nil || crds.Judged == nil {
+			t.Fatalf("reading the cluster's Karpenter CRDs: %+v, %v", crds, err)
 		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		served = servedStatus{}
-		if err := json.Unmarshal(body, &served); err != nil {
-			return "HTTP " + resp.Status + ": " + string(body)
-		}
-		return served.Karpenter
+		want := crds.Judged.Summary()
+		served = serveSays(t, cluster.MetricsURL)
+		return strings.HasPrefix(want.DescribeWithNote(), described) && served.names(want) &&
+			served.status.reasons() != nil && served.explain.reasons() != nil
 	}
 	// A NodePool for the lanes of serve's loop and of status, and a Node
 	// for explain: they list the reasons of the release each judges by.
@@ -108,10 +111,10 @@ func TestServeJudgesByTheClusterKarpenterCRDs(t *testing.T) {
 	if got := judged(); !strings.Contains(got, `version="v1.0.8"`) || !strings.Contains(got, source) || !strings.Contains(got, `exact="true"`) || !strings.HasSuffix(got, " 1") {
 		t.Fatalf("on v1.0.8's CRDs: %q", got)
 	}
-	wait.For(t, "/status to name v1.0.8 and list the NodePool", func() bool {
-		return strings.Contains(status(), "Karpenter v1.0.8 (CRDs in cluster ") && served.reasons() != nil
+	wait.For(t, "/status and /explain to name v1.0.8 and list the NodePool", func() bool {
+		return serveJudgesAsCRDsSay("Karpenter v1.0.8, exactly (CRDs in cluster ")
 	})
-	checkVersionCluster(t, env, judged(), served.reasons(), []versionClusterCase{
+	checkVersionCluster(t, env, judged(), served, []versionClusterCase{
 		{name: "v1.0.8's CRDs", golden: "version-cluster-v1.0.8.txt.golden", sameAsServe: true},
 		{name: "karpgate.yaml's karpenterVersion", config: "apiVersion: karpgate.io/v1alpha1\nkind: Config\nkarpenterVersion: v1.14\n", golden: "version-cluster-config.txt.golden",
 			wantVersion: "v1.14.3", wantReasons: []string{"Underutilized", "Empty", "Drifted"}},
@@ -125,8 +128,10 @@ func TestServeJudgesByTheClusterKarpenterCRDs(t *testing.T) {
 	if got := judged(); !strings.Contains(got, source) {
 		t.Errorf("after the upgrade: %q", got)
 	}
-	wait.For(t, "/status to name v1.15.1", func() bool { return strings.Contains(status(), "Karpenter v1.15.1 (CRDs in cluster ") })
-	checkVersionCluster(t, env, judged(), served.reasons(), []versionClusterCase{
+	wait.For(t, "/status and /explain to name v1.15.1", func() bool {
+		return serveJudgesAsCRDsSay("Karpenter v1.15.1, exactly (CRDs in cluster ")
+	})
+	checkVersionCluster(t, env, judged(), served, []versionClusterCase{
 		{name: "v1.15.1's CRDs", golden: "version-cluster-v1.15.1.txt.golden", sameAsServe: true},
 		{name: "a karpgate.yaml without karpenterVersion", config: "apiVersion: karpgate.io/v1alpha1\nkind: Config\n", golden: "version-cluster-config-unset.txt.golden", sameAsServe: true},
 	})
@@ -147,8 +152,10 @@ func TestServeJudgesByTheClusterKarpenterCRDs(t *testing.T) {
 	wait.For(t, "karpgate to judge by v1.15.1 inexactly", func() bool {
 		return strings.Contains(judged(), `exact="false"`) && strings.Contains(judged(), `version="v1.15.1"`)
 	})
-	wait.For(t, "/status to name ~v1.15.1", func() bool { return strings.Contains(status(), "Karpenter ~v1.15.1 (CRDs in cluster ") })
-	checkVersionCluster(t, env, judged(), served.reasons(), []versionClusterCase{
+	wait.For(t, "/status and /explain to name ~v1.15.1", func() bool {
+		return serveJudgesAsCRDsSay("Karpenter ~v1.15.1, the closest release karpgate knows (CRDs in cluster ")
+	})
+	checkVersionCluster(t, env, judged(), served, []versionClusterCase{
 		{name: "a half-downgraded CRD set", sameAsServe: true},
 	})
 
@@ -162,25 +169,73 @@ func TestServeJudgesByTheClusterKarpenterCRDs(t *testing.T) {
 	})
 }
 
-// servedStatus is what serve's /status says of the judged release and the
-// lanes of the NodePool createJudgedPool makes.
-type servedStatus struct {
-	Karpenter string `json:"karpenter"`
+// servedJudgement is what serve's /status and /explain say at one instant
+// of the release judged, and the lanes of its loop for the NodePool and
+// the node createJudgedPool makes.
+type servedJudgement struct {
+	status      servedReport
+	explain     servedReport
+	explainText string
+}
+
+// servedReport is the part of a /status or /explain JSON answer that
+// names the release judged and its reasons.
+type servedReport struct {
+	Judged    *release.Summary `json:"judged"`
 	NodePools []struct {
 		Name    string   `json:"name"`
 		Reasons []string `json:"reasons"`
 	} `json:"nodePools"`
+	Reasons []struct {
+		Reason string `json:"reason"`
+	} `json:"reasons"`
 }
 
-// reasons are the lanes of serve's loop for the NodePool "judged"; nil
-// until the loop lists it.
-func (s servedStatus) reasons() []string {
+// serveSays reads serve's /status, and its /explain of the judged pool's
+// node as JSON and as text; an answer that is not JSON (the loop's cache
+// not synced yet) leaves its part empty.
+func serveSays(t *testing.T, metricsURL string) servedJudgement {
+	t.Helper()
+	get := func(path string) []byte {
+		resp, err := http.Get(metricsURL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return nil
+		}
+		return body
+	}
+	var s servedJudgement
+	_ = json.Unmarshal(get(deploy.StatusPath), &s.status)
+	explainPath := deploy.ExplainPath + "?node=node-" + judgedPool
+	_ = json.Unmarshal(get(explainPath), &s.explain)
+	s.explainText = string(get(explainPath + "&format=text"))
+	return s
+}
+
+// names reports whether /status and /explain (JSON and text) all name
+// judged.
+func (s servedJudgement) names(judged release.Summary) bool {
+	return s.status.Judged != nil && *s.status.Judged == judged && s.explain.Judged != nil && *s.explain.Judged == judged &&
+		strings.Contains(s.explainText, "\njudged by "+judged.DescribeWithNote()+"\n")
+}
+
+// reasons are the lanes of serve's loop for the NodePool "judged" (/status)
+// or the reasons /explain explains; nil until the loop lists them.
+func (s servedReport) reasons() []string {
 	for _, p := range s.NodePools {
 		if p.Name == judgedPool {
 			return p.Reasons
 		}
 	}
-	return nil
+	var reasons []string
+	for _, r := range s.Reasons {
+		reasons = append(reasons, r.Reason)
+	}
+	return reasons
 }
 
 const judgedPool = "judged"
@@ -226,8 +281,10 @@ type versionClusterCase struct {
 // the release that judgedInfo (serve's karpgate_karpenter_judged_info
 // series) names, or tt.wantVersion. Status and explain, with the same
 // --config, name the same release as version --cluster, and report the
-// reasons of servedReasons (the lanes of serve's loop), or tt.wantReasons.
-func checkVersionCluster(t *testing.T, env *testenv.Env, judgedInfo string, servedReasons []string, cases []versionClusterCase) {
+// reasons of served (the lanes of serve's loop), or tt.wantReasons; when
+// serve judges by the same release, its /status and /explain name it in
+// the same words.
+func checkVersionCluster(t *testing.T, env *testenv.Env, judgedInfo string, served servedJudgement, cases []versionClusterCase) {
 	t.Helper()
 	for _, tt := range cases {
 		t.Run("version --cluster: "+tt.name, func(t *testing.T) {
@@ -260,8 +317,9 @@ func checkVersionCluster(t *testing.T, env *testenv.Env, judgedInfo string, serv
 			if err := json.Unmarshal([]byte(execute("version", "--cluster", "-o", "json")), &report); err != nil {
 				t.Fatal(err)
 			}
-			wantReasons := servedReasons
+			wantReasons, sameAsServe := served.status.reasons(), &served
 			if !tt.sameAsServe {
+				sameAsServe = nil
 				wantReasons = tt.wantReasons
 				if report.Judged.Version != tt.wantVersion || report.DecidedBy != "karpenterVersion" {
 					t.Errorf("judged %+v decided by %s, want %s by karpenterVersion", report.Judged, report.DecidedBy, tt.wantVersion)
@@ -272,15 +330,16 @@ func checkVersionCluster(t *testing.T, env *testenv.Env, judgedInfo string, serv
 					t.Errorf("version --cluster judges by %+v (decided by %s); serve says %s", report.Judged, report.DecidedBy, judgedInfo)
 				}
 			}
-			checkStatusAndExplainJudge(t, execute, report.Judged, wantReasons)
+			checkStatusAndExplainJudge(t, execute, report.Judged, wantReasons, sameAsServe)
 		})
 	}
 }
 
 // checkStatusAndExplainJudge runs status and explain (text and JSON): they
 // must name judged, the release version --cluster names, and report
-// wantReasons.
-func checkStatusAndExplainJudge(t *testing.T, execute func(args ...string) string, judged release.Summary, wantReasons []string) {
+// wantReasons; and so must serve's /status and /explain (served) when serve
+// judges by the same release.
+func checkStatusAndExplainJudge(t *testing.T, execute func(args ...string) string, judged release.Summary, wantReasons []string, served *servedJudgement) {
 	t.Helper()
 	var status struct {
 		Judged    *release.Summary `json:"judged"`
@@ -320,6 +379,18 @@ func checkStatusAndExplainJudge(t *testing.T, execute func(args ...string) strin
 	}
 	if out := execute("explain", "node/node-"+judgedPool); !strings.Contains(out, "\njudged by "+line+"\n") {
 		t.Errorf("explain does not say %q:\n%s", "judged by "+line, out)
+	}
+	if served == nil {
+		return
+	}
+	if got := served.status.Judged; got == nil || *got != judged {
+		t.Errorf("serve's /status judges by %+v; status and version --cluster by %+v", got, judged)
+	}
+	if got := served.explain.Judged; got == nil || *got != judged || !slices.Equal(served.explain.reasons(), wantReasons) {
+		t.Errorf("serve's /explain judges by %+v with reasons %v; want %+v with %v", got, served.explain.reasons(), judged, wantReasons)
+	}
+	if !strings.Contains(served.explainText, "\njudged by "+line+"\n") {
+		t.Errorf("serve's /explain?format=text does not say %q:\n%s", "judged by "+line, served.explainText)
 	}
 }
 

@@ -93,18 +93,26 @@ func (f *schemaFlags) clusterSet(ctx context.Context) (*crdschema.Set, error) {
 		return nil, fmt.Errorf("--crds-from-cluster: listing CustomResourceDefinitions at %s: %w", cfg.Host, err)
 	}
 	var crds []*apiextensionsv1.CustomResourceDefinition
+	ownGroups := false // a CapacityBuffer CRD alone may be Cluster Autoscaler's
 	for i := range list.Items {
-		if isKarpenterGroup(list.Items[i].Spec.Group) {
+		if group := list.Items[i].Spec.Group; isKarpenterCRD(group, list.Items[i].Spec.Names.Kind) {
 			crds = append(crds, &list.Items[i])
+			ownGroups = ownGroups || group != karpenter.AutoscalingGroup
 		}
 	}
-	if len(crds) == 0 {
+	if !ownGroups {
 		return nil, fmt.Errorf("--crds-from-cluster: %s has no CRDs of the Karpenter groups %s and %s; is Karpenter installed?", cfg.Host, karpenter.CoreGroup, karpenter.AWSGroup)
 	}
 	return crdschema.New("cluster "+cfg.Host, crds)
 }
 
-func isKarpenterGroup(group string) bool {
+// isKarpenterCRD: a CRD of Karpenter's own groups, or Karpenter's
+// CapacityBuffer; other kinds of the group it shares with Cluster
+// Autoscaler (ProvisioningRequest) are not Karpenter's to judge.
+func isKarpenterCRD(group, kind string) bool {
+	if group == karpenter.AutoscalingGroup {
+		return kind == karpenter.KindCapacityBuffer
+	}
 	return slices.ContainsFunc(karpenter.Kinds, func(k karpenter.Kind) bool { return k.Group == group })
 }
 

@@ -5,24 +5,19 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/karpgate/karpgate/budget"
+	"github.com/karpgate/karpgate/internal/karpenter/release"
 	"github.com/karpgate/karpgate/webhook/admission"
 )
 
-// loopReasons are the budget reasons the disruption loop's lanes follow
-// (status, metrics, Events, /explain): those of the release the engine in
-// use judges by, so that the loop and the webhooks never disagree and a
-// change of the cluster's Karpenter CRDs moves both. Without it a Karpenter
-// v1.0 cluster got an Unhealthy lane its Karpenter does not have.
-func loopReasons(engines admission.Engines) func() []budget.Reason {
-	return func() []budget.Reason {
-		return budget.ReasonsOfJudged(engines.Engine().Karpenter())
-	}
-}
-
-// judgedName names the judged release for /status.
-func judgedName(engines admission.Engines) func() string {
-	return func() string { return engines.Engine().Karpenter().String() }
+// loopJudged is the release the disruption loop judges by: that of the
+// engine in use, so that the loop and the webhooks never disagree and a
+// change of the cluster's Karpenter CRDs (or of karpgate.yaml's
+// karpenterVersion) moves both. Its reasons are the loop's lanes (status,
+// metrics, Events, /explain), and /status and /explain name it as
+// `karpgate status` and `karpgate explain` do. Without it a Karpenter v1.0
+// cluster got an Unhealthy lane its Karpenter does not have.
+func loopJudged(engines admission.Engines) func() release.Judged {
+	return func() release.Judged { return engines.Engine().Karpenter() }
 }
 
 // judgedInfo exports karpgate_karpenter_judged_info for the engine in use,

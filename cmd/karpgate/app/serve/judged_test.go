@@ -35,8 +35,9 @@ func engineJudging(t *testing.T, version string) *policies.Engine {
 	return e
 }
 
-// The gauge, the loop's lanes and /status all follow the engine in use:
-// after a swap, only the new release has a series.
+// The gauge, the loop's lanes and the release /status and /explain name
+// all follow the engine in use: after a swap, only the new release has a
+// series.
 func TestJudgedReleaseFollowsTheEngineInUse(t *testing.T) {
 	engines := &swappable{}
 	reg := prometheus.NewRegistry()
@@ -55,11 +56,12 @@ func TestJudgedReleaseFollowsTheEngineInUse(t *testing.T) {
 		if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "karpgate_karpenter_judged_info"); err != nil {
 			t.Errorf("%s: %v", s.version, err)
 		}
-		if got := loopReasons(engines)(); len(got) != s.wantReasons || (s.wantReasons == 3 && got[len(got)-1] == budget.Reason("Unhealthy")) {
+		j := loopJudged(engines)()
+		if got := budget.ReasonsOfJudged(j); len(got) != s.wantReasons || (s.wantReasons == 3 && got[len(got)-1] == budget.Reason("Unhealthy")) {
 			t.Errorf("%s: loop lanes %v", s.version, got)
 		}
-		if got := judgedName(engines)(); got != "Karpenter "+s.version+" (CRDs in cluster test)" {
-			t.Errorf("%s: /status names %q", s.version, got)
+		if got := j.Summary().DescribeWithNote(); got != "Karpenter "+s.version+", exactly (CRDs in cluster test)" {
+			t.Errorf("%s: /status and /explain name %q", s.version, got)
 		}
 	}
 }

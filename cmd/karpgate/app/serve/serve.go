@@ -195,8 +195,7 @@ func setupLeader(opts Options, engines *policywatch.Watcher, loop *loopEndpoints
 		l, err := controller.Setup(m, controller.Options{Guard: opts.Guard,
 			// karpgate.yaml's timezone, as last reloaded: display only.
 			Location:   func() *time.Location { return engines.Engine().Config().Location() },
-			Reasons:    loopReasons(engines),
-			Judged:     judgedName(engines),
+			Judged:     loopJudged(engines),
 			Registerer: loop.metrics})
 		if err != nil {
 			return nil, fmt.Errorf("the disruption loop (--controller=false turns it off): %w", err)
