@@ -200,6 +200,9 @@ func ruleFromModule(file string, m *ast.Module, builtin bool) (r Rule, ok bool, 
 	for _, k := range kinds {
 		s, _ := k.(string)
 		if s != "*" && !isKarpenterKind(s) {
+			if isRuleOnlyKind(s) {
+				return fail(`custom.kinds: %q: only the rules for every kind judge %ss; list kinds: ["*"] and test input.object.kind == %q`, s, s, s)
+			}
 			return fail("custom.kinds: %q is not a Karpenter kind (NodePool, NodeClaim, EC2NodeClass) or *", k)
 		}
 		r.Kinds = append(r.Kinds, s)
@@ -275,4 +278,11 @@ func ruleFromModule(file string, m *ast.Module, builtin bool) (r Rule, ok bool, 
 
 func isKarpenterKind(kind string) bool {
 	return slices.ContainsFunc(karpenter.Kinds, func(k karpenter.Kind) bool { return k.Kind == kind })
+}
+
+// isRuleOnlyKind: kind is one of karpenter.RuleOnlyKinds, which the engine
+// judges by the rules for every kind (dispatchKind) and so a rule does not
+// name.
+func isRuleOnlyKind(kind string) bool {
+	return slices.ContainsFunc(karpenter.RuleOnlyKinds, func(k karpenter.Kind) bool { return k.Kind == kind })
 }

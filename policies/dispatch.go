@@ -198,6 +198,22 @@ func dispatchKinds() []string {
 	return kinds
 }
 
+// dispatchKind is the dispatch table's key for an object of apiVersion
+// and kind: its kind when the table has an entry of its own, the rules
+// for every kind for a rule-only kind (NodeOverlay,
+// karpenter.RuleOnlyKinds), as findingsQuery looks them up, so that lint
+// and the webhooks evaluate them for it alike, and no key at all (no
+// rules) for any other kind.
+func dispatchKind(apiVersion, kind string) string {
+	if _, ok := karpenter.KindOf(kind); ok {
+		return kind
+	}
+	if _, ok := karpenter.LookupRuleOnlyKind(apiVersion, kind); ok {
+		return dispatchAnyKind
+	}
+	return ""
+}
+
 // dispatchTable says which selections have rules to run, by selection,
 // enforcement point and kind: a query whose selection is empty would find
 // nothing, and the engine does not pay OPA's cost of a query to learn it.

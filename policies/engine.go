@@ -246,7 +246,9 @@ func (e *Engine) Evaluate(ctx context.Context, req Request) (*Result, error) {
 	}
 	in := e.newEvalInput(req, point, now)
 	ref := objectRef(req.Object)
+	apiVersion, _ := req.Object["apiVersion"].(string)
 	kind, _ := req.Object["kind"].(string)
+	kind = dispatchKind(apiVersion, kind)
 	selection := selectionFor(req)
 	var vs []rawViolation
 	if e.selected.has(selection, point, kind) {

@@ -62,6 +62,7 @@ func TestUserPoliciesAreCheckedWhenLoaded(t *testing.T) {
 		{"nested", "a rule package must sit directly under data.karpgate.rules"},
 		{"badpoints", `custom.points: "audit" is not an enforcement point`},
 		{"badoperations", `custom.operations: "DELETE" is not an operation karpgate judges; use CREATE or UPDATE`},
+		{"overlaykind", `custom.kinds: "NodeOverlay": only the rules for every kind judge NodeOverlays; list kinds: ["*"] and test input.object.kind == "NodeOverlay"`},
 		{"undeclaredpatch", "rule ACME200 returns a \"patch\" but does not declare `mutates: true`"},
 	}
 	for _, tt := range tests {
@@ -319,6 +320,12 @@ func TestWaiversAreListedApart(t *testing.T) {
 func TestObjectsOfOtherKindsGetNoFindings(t *testing.T) {
 	e := newTestEngine(t, Options{})
 	res, err := e.Evaluate(context.Background(), Request{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"annotations": map[string]any{"karpgate.io/waive-X1": ""}}}})
+	if err != nil || len(res.Findings)+len(res.Waived) != 0 {
+		t.Fatalf("got %+v, %v", res, err)
+	}
+	// Not even a NodeOverlay's kind in another group: the rules for every
+	// kind judge Karpenter's rule-only kinds only.
+	res, err = e.Evaluate(context.Background(), Request{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "NodeOverlay", "metadata": map[string]any{"annotations": map[string]any{"karpgate.io/waive-X1": ""}}}})
 	if err != nil || len(res.Findings)+len(res.Waived) != 0 {
 		t.Fatalf("got %+v, %v", res, err)
 	}

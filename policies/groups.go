@@ -32,7 +32,7 @@ func groupRules(c *ast.Compiler, catalog Catalog, cfg *config.Config) []*memo.Gr
 		})
 		rules = append(rules, r)
 	}
-	groups, ids := memo.Groups(c, candidates)
+	groups, ids := memo.Groups(c, candidates, dispatchKinds())
 	for i, r := range rules {
 		r.group = ids[i]
 	}

@@ -15,8 +15,9 @@ const (
 
 // API versions. v1 is the hub that conversion goes through.
 const (
-	V1Beta1 = "v1beta1"
-	V1      = "v1"
+	V1Beta1  = "v1beta1"
+	V1       = "v1"
+	V1Alpha1 = "v1alpha1" // NodeOverlay's only version so far
 )
 
 // Kinds.
@@ -24,6 +25,9 @@ const (
 	KindNodePool     = "NodePool"
 	KindNodeClaim    = "NodeClaim"
 	KindEC2NodeClass = "EC2NodeClass"
+	// KindNodeOverlay is Karpenter's NodeOverlay (v1.7+), a rule-only kind
+	// (RuleOnlyKinds).
+	KindNodeOverlay = "NodeOverlay"
 	// KindCapacityBuffer is Karpenter's CapacityBuffer (AutoscalingGroup):
 	// karpgate neither converts it nor has rules about it; lint judges it
 	// by its CRD only.
@@ -48,6 +52,33 @@ var Kinds = []Kind{
 	{Group: CoreGroup, Kind: KindNodePool, Resource: "nodepools", Versions: []string{V1Beta1, V1}},
 	{Group: CoreGroup, Kind: KindNodeClaim, Resource: "nodeclaims", Versions: []string{V1Beta1, V1}},
 	{Group: AWSGroup, Kind: KindEC2NodeClass, Resource: "ec2nodeclasses", Versions: []string{V1Beta1, V1}},
+}
+
+// RuleOnlyKinds are the Karpenter kinds karpgate neither converts nor
+// audits and that no built-in rule is about, but whose writes the
+// admission webhooks still hand to the engine: the rules for every kind
+// (custom.kinds "*"), users' own among them, judge them at admission as
+// lint judges them in CI. NodeOverlay is Karpenter v1.7's; karpgate
+// follows its CRD's versions rather than naming them.
+var RuleOnlyKinds = []Kind{
+	{Group: CoreGroup, Kind: KindNodeOverlay, Resource: "nodeoverlays", Versions: []string{V1Alpha1}},
+}
+
+// LookupRuleOnlyKind finds the rule-only kind (RuleOnlyKinds) of an
+// apiVersion and kind pair, at any version of its group: the webhooks
+// match them at every version, since karpgate reads nothing of their
+// schema.
+func LookupRuleOnlyKind(apiVersion, kind string) (Kind, bool) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return Kind{}, false
+	}
+	for _, k := range RuleOnlyKinds {
+		if k.Group == gv.Group && k.Kind == kind {
+			return k, true
+		}
+	}
+	return Kind{}, false
 }
 
 // GroupVersionKind returns the GVK of kind k at version v.

@@ -45,8 +45,9 @@ var PolicyActions = []struct {
 // judges the object as it will be stored, whatever a client writes.
 var PolicyVersions = []string{karpenter.V1}
 
-// AdmissionPolicy is karpgate's ValidatingAdmissionPolicy: the same
-// resources, operations and match conditions as the validating webhook,
+// AdmissionPolicy is karpgate's ValidatingAdmissionPolicy: the
+// validating webhook's NodePool and EC2NodeClass rules (AdmissionRules,
+// not RuleOnlyRules: no twin is about a NodeOverlay) and match conditions,
 // at v1, with a ConfigMap for parameters. Its failure policy is Fail: a
 // twin whose CEL errs refuses the write, as the webhook fails closed.
 func AdmissionPolicy(cel PolicyCEL) *admissionregistrationv1.ValidatingAdmissionPolicy {

@@ -76,22 +76,63 @@ func (e Endpoint) conversion(path string) *apiextensionsv1.WebhookClientConfig {
 // CREATE and UPDATE: karpgate's rules read both API versions. NodeClaims are
 // written by Karpenter itself and carry nothing an operator chose; status
 // subresources are not matched, so Karpenter's status writes never wait for
-// karpgate.
+// karpgate. They are what the ValidatingAdmissionPolicy matches (at v1);
+// the webhooks match RuleOnlyRules too (WebhookRules).
 func AdmissionRules() []admissionregistrationv1.RuleWithOperations {
 	var out []admissionregistrationv1.RuleWithOperations
 	for _, k := range karpenter.Kinds {
-		if k.Kind != karpenter.KindNodePool && k.Kind != karpenter.KindEC2NodeClass {
-			continue
+		if k.Kind == karpenter.KindNodePool || k.Kind == karpenter.KindEC2NodeClass {
+			out = append(out, createUpdate(k))
 		}
-		out = append(out, admissionregistrationv1.RuleWithOperations{
-			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-			Rule: admissionregistrationv1.Rule{
-				APIGroups: []string{k.Group}, APIVersions: []string{"*"}, Resources: []string{k.Resource},
-				Scope: ptr.To(admissionregistrationv1.ClusterScope),
-			},
-		})
 	}
 	return out
+}
+
+// RuleOnlyRules match NodeOverlays (karpenter.RuleOnlyKinds) at every
+// version, on CREATE and UPDATE, for the webhooks only:
+//
+//   - The validating webhook judges them by the rules for every kind, users'
+//     own among them, so that a rule about NodeOverlays that denies in
+//     `karpgate lint` denies at admission too: one rule set. It fails
+//     closed, so a karpgate outage blocks NodeOverlay creates and judged
+//     updates as it blocks NodePool ones (docs/install.md's table);
+//     the judged-change condition still lets Karpenter's own metadata
+//     writes and the removal of finalizers through.
+//   - The mutating webhook keeps the record of who set each waiver
+//     (karpgate.io/waivers-set-by), which the validating webhook requires
+//     of every waiver a write adds: without it, no NodeOverlay could carry
+//     a waiver. It fails open, so an outage costs NodeOverlay writes at most
+//     its timeout.
+//   - The ValidatingAdmissionPolicy does not match them: its twins are of
+//     built-in rules, and none is about NodeOverlays but the waiver rules'
+//     (KG002, KG005, KG006). Users' rules have no twins, so while the
+//     webhook fails open (the outage mode) a NodeOverlay is stored
+//     unjudged whatever the policy holds; twins judging only its waivers
+//     would cost every NodeOverlay write their CEL for that alone.
+func RuleOnlyRules() []admissionregistrationv1.RuleWithOperations {
+	out := make([]admissionregistrationv1.RuleWithOperations, 0, len(karpenter.RuleOnlyKinds))
+	for _, k := range karpenter.RuleOnlyKinds {
+		out = append(out, createUpdate(k))
+	}
+	return out
+}
+
+// WebhookRules are what both admission webhooks match on CREATE and
+// UPDATE: AdmissionRules and RuleOnlyRules.
+func WebhookRules() []admissionregistrationv1.RuleWithOperations {
+	return append(AdmissionRules(), RuleOnlyRules()...)
+}
+
+// createUpdate matches CREATE and UPDATE of kind k, cluster-scoped, at
+// every version (the API server sends each as written).
+func createUpdate(k karpenter.Kind) admissionregistrationv1.RuleWithOperations {
+	return admissionregistrationv1.RuleWithOperations{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+		Rule: admissionregistrationv1.Rule{
+			APIGroups: []string{k.Group}, APIVersions: []string{"*"}, Resources: []string{k.Resource},
+			Scope: ptr.To(admissionregistrationv1.ClusterScope),
+		},
+	}
 }
 
 // DeleteRules match the DELETE of NodePools, for the validating webhook
@@ -194,7 +235,7 @@ func Validating(e Endpoint, p Policy) *admissionregistrationv1.ValidatingWebhook
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 			Name:                    deploy.ValidatingWebhookName,
 			ClientConfig:            e.admission(deploy.ValidatePath),
-			Rules:                   append(AdmissionRules(), DeleteRules()...),
+			Rules:                   append(WebhookRules(), DeleteRules()...),
 			FailurePolicy:           ptr.To(p.FailurePolicy),
 			MatchPolicy:             ptr.To(admissionregistrationv1.Equivalent),
 			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
@@ -247,7 +288,7 @@ func Mutating(e Endpoint, p Policy) *admissionregistrationv1.MutatingWebhookConf
 		Webhooks: []admissionregistrationv1.MutatingWebhook{{
 			Name:                    deploy.MutatingWebhookName,
 			ClientConfig:            e.admission(deploy.MutatePath),
-			Rules:                   AdmissionRules(),
+			Rules:                   WebhookRules(),
 			FailurePolicy:           ptr.To(p.FailurePolicy),
 			MatchPolicy:             ptr.To(admissionregistrationv1.Equivalent),
 			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),

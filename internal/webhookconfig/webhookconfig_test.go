@@ -3,6 +3,8 @@ package webhookconfig
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -39,7 +41,8 @@ func TestConfigurationsFollowTheServeContract(t *testing.T) {
 			}
 			rules, _ := json.Marshal(v.Rules)
 			want := `[{"operations":["CREATE","UPDATE"],"apiGroups":["karpenter.sh"],"apiVersions":["*"],"resources":["nodepools"],"scope":"Cluster"},` +
-				`{"operations":["CREATE","UPDATE"],"apiGroups":["karpenter.k8s.aws"],"apiVersions":["*"],"resources":["ec2nodeclasses"],"scope":"Cluster"}`
+				`{"operations":["CREATE","UPDATE"],"apiGroups":["karpenter.k8s.aws"],"apiVersions":["*"],"resources":["ec2nodeclasses"],"scope":"Cluster"},` +
+				`{"operations":["CREATE","UPDATE"],"apiGroups":["karpenter.sh"],"apiVersions":["*"],"resources":["nodeoverlays"],"scope":"Cluster"}`
 			// Deleting a NodePool is judged (a freeze refuses it), at v1:
 			// matchPolicy Equivalent converts a v1beta1 DELETE to it.
 			deleteRule := `{"operations":["DELETE"],"apiGroups":["karpenter.sh"],"apiVersions":["v1"],"resources":["nodepools"],"scope":"Cluster"}`
@@ -72,6 +75,52 @@ func TestConfigurationsFollowTheServeContract(t *testing.T) {
 			}
 			if got != tt.wantConvt || string(cc.CABundle) != "CA" || len(conv.ConversionReviewVersions) != 2 {
 				t.Fatalf("conversion %s %+v", got, conv)
+			}
+		})
+	}
+}
+
+// TestWhatEachConfigurationMatches: both webhooks match NodeOverlays, for
+// the rules for every kind (users' own) and the waiver record; the
+// ValidatingAdmissionPolicy, whose twins are of built-in rules, does not;
+// only the validating webhook matches a DELETE (of a NodePool, at v1).
+func TestWhatEachConfigurationMatches(t *testing.T) {
+	e := URLEndpoint("https://127.0.0.1:9443", nil)
+	describe := func(rules []admissionregistrationv1.RuleWithOperations) (out []string) {
+		for _, r := range rules {
+			out = append(out, fmt.Sprintf("%v %v/%v %v %s", r.Operations, r.APIGroups, r.APIVersions, r.Resources, *r.Scope))
+		}
+		return out
+	}
+	policyRules := func() (out []admissionregistrationv1.RuleWithOperations) {
+		for _, r := range AdmissionPolicy(PolicyCEL{}).Spec.MatchConstraints.ResourceRules {
+			out = append(out, r.RuleWithOperations)
+		}
+		return out
+	}
+	const (
+		pools    = "[CREATE UPDATE] [karpenter.sh]/[*] [nodepools] Cluster"
+		classes  = "[CREATE UPDATE] [karpenter.k8s.aws]/[*] [ec2nodeclasses] Cluster"
+		overlays = "[CREATE UPDATE] [karpenter.sh]/[*] [nodeoverlays] Cluster"
+		deletes  = "[DELETE] [karpenter.sh]/[v1] [nodepools] Cluster"
+	)
+	tests := []struct {
+		name  string
+		rules []admissionregistrationv1.RuleWithOperations
+		want  []string
+	}{
+		{"validating webhook", Validating(e, DefaultValidatingPolicy).Webhooks[0].Rules, []string{pools, classes, overlays, deletes}},
+		{"mutating webhook", Mutating(e, DefaultMutatingPolicy).Webhooks[0].Rules, []string{pools, classes, overlays}},
+		{"admission policy", policyRules(), []string{
+			"[CREATE UPDATE] [karpenter.sh]/[v1] [nodepools] Cluster",
+			"[CREATE UPDATE] [karpenter.k8s.aws]/[v1] [ec2nodeclasses] Cluster",
+		}},
+		{"RuleOnlyRules", RuleOnlyRules(), []string{overlays}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := describe(tt.rules); !slices.Equal(got, tt.want) {
+				t.Errorf("rules\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
 	}

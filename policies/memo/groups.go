@@ -8,7 +8,6 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 
 	"github.com/karpgate/karpgate/config"
-	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/internal/valuekey"
 )
 
@@ -48,8 +47,11 @@ type Candidate struct {
 // go first, so that few groups form. A mutation rule's patch is part of
 // its violation, so what one object's footprint found, patch and all, is
 // what every object that agrees on the footprint would find. It returns
-// the groups and, per candidate, the ID of its group or "".
-func Groups(c *ast.Compiler, candidates []Candidate) (groups []*Group, ids []string) {
+// the groups and, per candidate, the ID of its group or "". kinds are the
+// kinds Applies is filled in for: the engine's dispatch keys, "*" (the
+// rules for every kind, which kinds without a key of their own get)
+// among them.
+func Groups(c *ast.Compiler, candidates []Candidate, kinds []string) (groups []*Group, ids []string) {
 	type memoizable struct {
 		candidate int
 		fp        footprint
@@ -84,9 +86,9 @@ func Groups(c *ast.Compiler, candidates []Candidate) (groups []*Group, ids []str
 			if groups[i].Applies[point] == nil {
 				groups[i].Applies[point] = map[string]bool{}
 			}
-			for _, k := range karpenter.Kinds {
-				if cand.Applies(point, k.Kind) {
-					groups[i].Applies[point][k.Kind] = true
+			for _, kind := range kinds {
+				if cand.Applies(point, kind) {
+					groups[i].Applies[point][kind] = true
 				}
 			}
 		}

@@ -20,7 +20,7 @@ func annotationsGroup(t *testing.T) *Group {
 violation contains {"msg": "noted"} if input.object.metadata.annotations.note != ""
 `})
 	rules := c.GetRulesExact(ast.MustParseRef("data.karpgate.rules.notes.violation"))
-	groups, ids := Groups(c, []Candidate{{Violation: rules, Applies: func(config.EnforcementPoint, string) bool { return true }}})
+	groups, ids := Groups(c, []Candidate{{Violation: rules, Applies: func(config.EnforcementPoint, string) bool { return true }}}, []string{"NodePool"})
 	if len(groups) != 1 || ids[0] != groups[0].ID {
 		t.Fatalf("groups %v, ids %v: the rule reads content only and must be memoized", groups, ids)
 	}

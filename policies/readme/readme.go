@@ -237,4 +237,13 @@ arguments and refused before it runs), 16 MiB for what its builtins make in all,
 or a glob part way: nothing an evaluation starts runs on after it. A policy set that
 runs past these on ordinary sample objects is refused when it loads.
 ` + "`karpgate verify --policy DIR`" + ` runs their ` + "`test_`" + ` rules with karpgate's builtins.
+
+` + "`custom.kinds`" + ` names the kinds a rule judges: NodePool, NodeClaim, EC2NodeClass, or
+` + "`*`" + ` for every kind. A rule about NodeOverlays (` + "`karpenter.sh/v1alpha1`" + `, Karpenter
+v1.7+) lists ` + "`*`" + ` and tests ` + "`input.object.kind == \"NodeOverlay\"`" + `: NodeOverlays have no
+built-in rules, and the rules for every kind judge them, in ` + "`karpgate lint`" + ` and in the
+validating webhook alike. The admission webhooks see NodePools, EC2NodeClasses and
+NodeOverlays (CREATE and UPDATE) and a held NodePool's DELETE; NodeClaims, which Karpenter
+writes, never reach them, so a rule about NodeClaims judges in CI and the audit only, and the
+audit of stored objects does not list NodeOverlays.
 `

@@ -330,9 +330,10 @@ func checkRBAC(t *testing.T, objs []*manifest.Object, namespace string) {
 	}
 }
 
-// karpenterAdmitted is what the admission webhooks may see: NodePools and
-// EC2NodeClasses, never another group or resource.
-var karpenterAdmitted = map[string][]string{"karpenter.sh": {"nodepools"}, "karpenter.k8s.aws": {"ec2nodeclasses"}}
+// karpenterAdmitted is what the admission webhooks may see: NodePools,
+// EC2NodeClasses and NodeOverlays (judged by the rules for every kind,
+// users' own), never another group or resource.
+var karpenterAdmitted = map[string][]string{"karpenter.sh": {"nodepools", "nodeoverlays"}, "karpenter.k8s.aws": {"ec2nodeclasses"}}
 
 func checkWebhooks(t *testing.T, objs []*manifest.Object, namespace, ca string, want expectations) {
 	t.Helper()

@@ -23,6 +23,9 @@ const karpgateDenial = `admission webhook "validate.karpgate.io" denied the requ
 // most, and every invalid one is refused by the API server at the field its
 // comment names, before karpgate is asked.
 //
+// Then a user rule about NodeOverlays denies at admission as in lint
+// (checkOverlayRule).
+//
 // It runs twice: with the karpgate.yaml of `karpgate run` (the defaults,
 // nothing production) and with `environment: production`, which makes
 // every object production. The corpus carries no production label, so the
@@ -31,8 +34,10 @@ const karpgateDenial = `admission webhook "validate.karpgate.io" denied the requ
 // whose alias can only be @latest: karpgate's policy, not a v1.15 refusal).
 func TestV1_15CorpusAdmitted(t *testing.T) {
 	corpus := readV1_15Corpus(t)
+	policyDir := t.TempDir() // empty until the last subtest writes a rule
 	env, cluster := testenv.StartKarpgate(t, localcluster.Options{
-		Serve: func(o *serve.Options) { o.ReloadInterval = 100 * time.Millisecond },
+		Serve:      func(o *serve.Options) { o.ReloadInterval = 100 * time.Millisecond },
+		PolicyDirs: []string{policyDir},
 	})
 	objects := make([]corpusObject, len(corpus))
 	for i, e := range corpus {
@@ -81,6 +86,10 @@ func TestV1_15CorpusAdmitted(t *testing.T) {
 			return res.ExitCode != 0 && strings.Contains(res.Stderr, karpgateDenial)
 		})
 		check(t, true)
+	})
+	// Last: the rule denies valid overlays of the corpus.
+	t.Run("a rule of yours about NodeOverlays", func(t *testing.T) {
+		checkOverlayRule(t, env, policyDir)
 	})
 }
 

@@ -1,5 +1,8 @@
 // Package admission serves karpgate's validating and mutating admission
-// webhooks for NodePools and EC2NodeClasses. Both adapt an AdmissionReview
+// webhooks for NodePools and EC2NodeClasses, and for NodeOverlays
+// (karpenter.RuleOnlyKinds), which no built-in rule is about: the rules
+// for every kind, users' own and the waiver rules, judge them as sent, as
+// lint does, with no conversion. Both adapt an AdmissionReview
 // to one policies.Engine evaluation at the admission enforcement point, with
 // the old object on UPDATE, and hand the verdict back in the API server's
 // terms:

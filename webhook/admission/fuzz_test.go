@@ -96,6 +96,10 @@ func FuzzObjects(f *testing.F) {
 	f.Add(mustJSON(f, asV1Beta1(f, nodePool("p", fullRef, map[string]any{"nodes": "0", "reasons": []any{"Underutilized"}}))), []byte(`{"apiVersion":"karpenter.sh/v1beta1","kind":"NodePool","spec":{}}`), true)
 	f.Add([]byte(`{"apiVersion":"karpenter.k8s.aws/v1beta1","kind":"EC2NodeClass","metadata":{"annotations":{"karpgate.io/restore-v1":"{\"records\":[{\"path\":[\"spec\",0]},{\"path\":[\"metadata\",\"labels\",\"karpgate.io/x\"],\"original\":1}],\"metadata\":{}}"}},"spec":{"amiFamily":"AL2023","tags":{"karpgate.io/environment":"prod"}}}`),
 		[]byte(`{"apiVersion":"karpenter.k8s.aws/v1beta1","kind":"EC2NodeClass","spec":{"amiFamily":"Ubuntu"}}`), true)
+	// NodeOverlays, judged as sent by the rules for every kind (the waiver
+	// rules here), whatever their version.
+	f.Add([]byte(`{"apiVersion":"karpenter.sh/v1alpha1","kind":"NodeOverlay","metadata":{"name":"o","annotations":{"karpgate.io/waive-KG101":""}},"spec":{"weight":"x","price":[]}}`), []byte(`{"apiVersion":"karpenter.sh/v1alpha1","kind":"NodeOverlay","spec":7}`), true)
+	f.Add([]byte(`{"apiVersion":"karpenter.sh/v9","kind":"NodeOverlay","metadata":{"annotations":{"karpgate.io/waivers-set-by":"{"}}}`), []byte(`null`), false)
 	handlers := fuzzHandlers(f, pinning)
 	f.Fuzz(func(t *testing.T, object, oldObject []byte, update bool) {
 		if !json.Valid(object) || !json.Valid(oldObject) {

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -68,7 +69,7 @@ func countRequest(webhook string, r review, verdict string) {
 const otherLabel = "other"
 
 func kindLabel(kind string) string {
-	for _, k := range karpenter.Kinds {
+	for _, k := range slices.Concat(karpenter.Kinds, karpenter.RuleOnlyKinds) {
 		if k.Kind == kind {
 			return kind
 		}

@@ -60,7 +60,7 @@ func decode(req ctrladmission.Request) (r review, skip bool, err error) {
 	}
 	apiVersion, _ := r.object["apiVersion"].(string)
 	kind, _ := r.object["kind"].(string)
-	if !policies.Handles(apiVersion, kind) {
+	if !judges(apiVersion, kind) {
 		return r, true, nil
 	}
 	r.kind = kind
@@ -73,6 +73,15 @@ func decode(req ctrladmission.Request) (r review, skip bool, err error) {
 		}
 	}
 	return r, false, nil
+}
+
+// judges reports whether the webhooks judge objects of apiVersion and
+// kind: the kinds the engine has rules of its own for, and the rule-only
+// kinds (NodeOverlay), which the rules for every kind judge as lint does.
+// A rule-only kind is judged as sent: karpgate converts nothing of it.
+func judges(apiVersion, kind string) bool {
+	_, ruleOnly := karpenter.LookupRuleOnlyKind(apiVersion, kind)
+	return ruleOnly || policies.Handles(apiVersion, kind)
 }
 
 func (r review) request() policies.Request {

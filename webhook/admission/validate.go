@@ -13,6 +13,7 @@ import (
 
 	"github.com/karpgate/karpgate/config"
 	"github.com/karpgate/karpgate/conversion"
+	"github.com/karpgate/karpgate/internal/karpenter"
 	"github.com/karpgate/karpgate/internal/manifest"
 	"github.com/karpgate/karpgate/internal/valuekey"
 	"github.com/karpgate/karpgate/policies"
@@ -208,7 +209,7 @@ func judgeForm(ctx context.Context, engine *policies.Engine, r review, f form, n
 // twins, when set, the rules whose warnings the API server already gives.
 func render(r review, lines []verdictLine, twins Twins) (denials []policies.Finding, warnings []string) {
 	for _, l := range lines {
-		if l.action == actionWarn && twins != nil && twins.Covered(l.finding.RuleID, config.Warn) {
+		if l.action == actionWarn && twins != nil && twinned(r) && twins.Covered(l.finding.RuleID, config.Warn) {
 			// The policy's Warn binding shows it; kubectl shows it once.
 			countFinding(validating, r, l.finding.RuleID, actionTwin)
 			continue
@@ -227,6 +228,14 @@ func render(r review, lines []verdictLine, twins Twins) (denials []policies.Find
 	}
 	policies.SortFindings(denials)
 	return denials, warnings
+}
+
+// twinned reports whether the ValidatingAdmissionPolicy judges r's kind
+// too: it matches the kinds karpgate has rules of its own for, not the
+// rule-only ones (NodeOverlay), whose warnings only the webhook gives.
+func twinned(r review) bool {
+	_, ok := karpenter.KindOf(r.kind)
+	return ok
 }
 
 func evaluationError(r review, err error, consequence string) error {
