@@ -10,23 +10,10 @@ import (
 	"github.com/karpgate/karpgate/config"
 )
 
-// overlayWeightRule is a user rule about NodeOverlays, written as
-// docs/own-rules.md says: for every kind, testing the kind itself.
-const overlayWeightRule = `# METADATA
-# title: NodeOverlay without a weight
-# description: Overlays without a weight tie with each other.
-# custom:
-#   id: ACME010
-#   severity: deny
-#   kinds: ["*"]
-#   fix: Set spec.weight.
-package karpgate.rules.acme_overlay_weight
-
-violation contains {"msg": "the overlay sets no weight", "path": "spec.weight"} if {
-	input.object.kind == "NodeOverlay"
-	not input.object.spec.weight
-}
-`
+// overlayWeightRule is a user rule about NodeOverlays (shared with the
+// webhook and e2e tests), written as docs/own-rules.md says: for every
+// kind, testing the kind itself.
+const overlayWeightRule = "../test/testdata/rules/acme_overlay_weight.rego"
 
 // poolTeamRule is a user rule about NodePools only; a NodeOverlay never
 // reaches it.
@@ -61,7 +48,11 @@ func overlay(spec, annotations map[string]any) map[string]any {
 // dispatch table had no entry for the kind and evaluated nothing.
 func TestRulesForEveryKindJudgeRuleOnlyKinds(t *testing.T) {
 	dir := t.TempDir()
-	for name, rule := range map[string]string{"overlay.rego": overlayWeightRule, "pool.rego": poolTeamRule} {
+	overlayRule, err := os.ReadFile(overlayWeightRule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, rule := range map[string]string{"overlay.rego": string(overlayRule), "pool.rego": poolTeamRule} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(rule), 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -12,23 +12,10 @@ import (
 	"github.com/karpgate/karpgate/test/wait"
 )
 
-// overlayWeightRule is a rule of a user's about NodeOverlays, written as
-// docs/own-rules.md says: for every kind, testing the kind.
-const overlayWeightRule = `# METADATA
-# title: NodeOverlay without a weight
-# description: Overlays without a weight tie with each other.
-# custom:
-#   id: ACME010
-#   severity: deny
-#   kinds: ["*"]
-#   fix: Set spec.weight.
-package karpgate.rules.acme_overlay_weight
-
-violation contains {"msg": "the overlay sets no weight, so it ties with the others", "path": "spec.weight"} if {
-	input.object.kind == "NodeOverlay"
-	not input.object.spec.weight
-}
-`
+// overlayWeightRule is the user rule about NodeOverlays that the policies
+// and webhook/admission tests judge too, written as docs/own-rules.md says:
+// for every kind, testing the kind.
+const overlayWeightRule = "../testdata/rules/acme_overlay_weight.rego"
 
 const overlayRuleMessage = "ACME010 spec.weight: the overlay sets no weight, so it ties with the others"
 
@@ -39,7 +26,11 @@ const overlayRuleMessage = "ACME010 spec.weight: the overlay sets no weight, so 
 // at admission, which takes the mutating webhook's record. env's API
 // server serves Karpenter v1.15.1's CRDs, NodeOverlay's among them.
 func checkOverlayRule(t *testing.T, env *testenv.Env, policyDir string) {
-	if err := os.WriteFile(filepath.Join(policyDir, "overlay.rego"), []byte(overlayWeightRule), 0o600); err != nil {
+	rule, err := os.ReadFile(overlayWeightRule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(policyDir, "overlay.rego"), rule, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	unweighted := `apiVersion: karpenter.sh/v1alpha1

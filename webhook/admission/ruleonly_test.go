@@ -15,23 +15,10 @@ import (
 	"github.com/karpgate/karpgate/policies/waiver"
 )
 
-// overlayRule is a user rule about NodeOverlays, as docs/own-rules.md
-// writes one: for every kind, testing the kind.
-const overlayRule = `# METADATA
-# title: NodeOverlay without a weight
-# description: Overlays without a weight tie with each other.
-# custom:
-#   id: ACME010
-#   severity: deny
-#   kinds: ["*"]
-#   fix: Set spec.weight.
-package karpgate.rules.acme_overlay_weight
-
-violation contains {"msg": "the overlay sets no weight", "path": "spec.weight"} if {
-	input.object.kind == "NodeOverlay"
-	not input.object.spec.weight
-}
-`
+// overlayRule is a user rule about NodeOverlays (shared with the policies
+// and e2e tests), as docs/own-rules.md writes one: for every kind, testing
+// the kind.
+const overlayRule = "../../test/testdata/rules/acme_overlay_weight.rego"
 
 func overlay(apiVersion string, weight any, annotations map[string]any) map[string]any {
 	spec := map[string]any{"priceAdjustment": "-10%", "requirements": []any{map[string]any{"key": "karpenter.sh/capacity-type", "operator": "In", "values": []any{"spot"}}}}
@@ -54,7 +41,11 @@ func overlay(apiVersion string, weight any, annotations map[string]any) map[stri
 // kind, and every NodeOverlay was allowed unjudged.
 func TestNodeOverlaysAreJudgedByTheRulesForEveryKind(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "overlay.rego"), []byte(overlayRule), 0o600); err != nil {
+	rule, err := os.ReadFile(overlayRule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "overlay.rego"), rule, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	engines := newEngine(t, "", dir)
