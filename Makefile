@@ -88,16 +88,24 @@ K8S_LDFLAGS := -s -w \
                -X k8s.io/client-go/pkg/version.gitMinor=36
 FUZZTIME    ?= 10s
 TEST_FLAGS  ?=
-# Every test runs under the race detector: the webhook server, the policy
-# hot reload and the controller loop share state across goroutines, and the
-# e2e tests run them in process against a real API server. RACE= turns it off.
-RACE        ?= -race
+# `make test` compiles the tests as bin/karpgate is built (no cgo,
+# -trimpath), so go vet, golangci-lint and every test binary reuse the
+# packages the harness and bin/karpgate compiled: on a fresh machine nothing
+# is compiled twice. `make race` runs the same targets under the race
+# detector (RACE=-race): the webhook server, the policy hot reload and the
+# controller loop share state across goroutines, and the e2e tests run them in
+# process against a real API server. It compiles every package again,
+# instrumented (8 minutes of two cores on a fresh machine), and its tests take
+# about a third more CPU; CI runs both (.ci/run).
+RACE        ?=
 # go vet, golangci-lint and go test compile with the same flags, so that each
-# package is compiled once for all three. Without DWARF: nothing reads it from
-# a test binary (stack traces and race reports come from the runtime's own
-# tables), and leaving it out saves about a tenth of each compile and a
-# quarter of each link.
-TEST_BUILD  := $(RACE) -gcflags=all=-dwarf=false
+# package is compiled once for all three. Under the race detector, without
+# DWARF: nothing reads it from a test binary (stack traces and race reports
+# come from the runtime's own tables), and leaving it out saves about a tenth
+# of each compile and a quarter of each link.
+TEST_BUILD  = $(if $(RACE),$(RACE) -gcflags=all=-dwarf=false,-trimpath)
+# The race detector needs cgo; bin/karpgate is built without it.
+TEST_ENV    = CGO_ENABLED=$(if $(RACE),1,0)
 TEST_LINK   := -ldflags=-w
 # go test's own vet pass; off under `make test`, whose lint has just run
 # go vet with every analyzer (see below).
@@ -133,7 +141,7 @@ export KARPGATE_ACTIONLINT := $(ACTIONLINT)
 # The budget fidelity tests ask Karpenter v1.0.8's code through this oracle.
 export KARPGATE_BUDGET_ORACLE := $(BUDGET_ORACLE)
 
-.PHONY: build tools etcdctl helm promtool budget-oracle golangci-lint actionlint registry pre-commit peers krew release generate manifests release-facts test unit e2e twins lint bench bench-peers load scale fuzz run clean help
+.PHONY: build tools etcdctl helm promtool budget-oracle golangci-lint actionlint registry pre-commit peers krew release generate manifests release-facts test race unit e2e twins lint bench bench-peers load scale fuzz run clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -283,10 +291,16 @@ release-facts: ## Regenerate internal/karpenter/release/releases.json from the K
 # one CI runs (test/e2e/dockerfile_test.go keeps them identical).
 test: unit e2e twins ## Lint, build, then every test: unit, fuzz seeds, e2e against a real API server, the twins' differential test.
 
+# make test's lint, unit and e2e tests under the race detector (see RACE
+# above). The twins' differential test is not among them: it judges on one
+# goroutine, where the race detector finds nothing.
+race: RACE := -race
+race: unit e2e ## make test's lint, unit and e2e tests under the race detector (CI runs it after make test).
+
 # Under `make test`, lint comes before either test run: it compiles every
 # package's dependencies with $(TEST_BUILD) once, which both runs then reuse, rather
 # than two go commands compiling the same packages at the same time.
-ifneq ($(filter test,$(MAKECMDGOALS)),)
+ifneq ($(filter test race,$(MAKECMDGOALS)),)
 unit e2e: lint
 # The differential test waits for the unit tests and then takes their
 # place beside the end-to-end tests, the longest stream, rather than take
@@ -301,7 +315,7 @@ endif
 # for the harness's programs: they share compiled packages (hack/harness/go.mod,
 # hack/registry/go.mod), and two go commands building at once would each
 # compile them.
-ifneq ($(filter test e2e run,$(MAKECMDGOALS)),)
+ifneq ($(filter test race e2e run,$(MAKECMDGOALS)),)
 bin/karpgate bin/karpgate-dev $(REGISTRY): | $(HARNESS_TOOLS)
 endif
 
@@ -311,8 +325,8 @@ UNIT_PACKAGES = $$($(GO) list ./... | grep -v -e /test/e2e -e /test/twins)
 # resync) start the control plane, so it is built before they run. It comes
 # last here so that the budget oracle still builds first, before Karpenter
 # v1.0.8 (e2e), whose compiled packages it shares.
-unit: promtool budget-oracle actionlint $(TOOLS) ## The tests outside test/e2e, with the race detector; a few start the control plane.
-	$(GO) test $(TEST_BUILD) $(TEST_LINK) $(TEST_VET) -count=1 -timeout 45m $(TEST_FLAGS) $(UNIT_PACKAGES)
+unit: promtool budget-oracle actionlint $(TOOLS) ## The tests outside test/e2e (RACE=-race: under the race detector); a few start the control plane.
+	$(TEST_ENV) $(GO) test $(TEST_BUILD) $(TEST_LINK) $(TEST_VET) -count=1 -timeout 45m $(TEST_FLAGS) $(UNIT_PACKAGES)
 
 # The differential test of the rules and their CEL twins, without the race
 # detector: it judges requests on one goroutine, where the race detector
@@ -324,8 +338,8 @@ TWINS_FLAGS ?=
 twins: build ## The rules' CEL twins against their Rego, on the verdict corpus and the rule fixtures (no race detector).
 	CGO_ENABLED=0 $(GO) test -trimpath $(TEST_VET) -count=1 -timeout 60m $(TEST_FLAGS) ./test/twins $(TWINS_FLAGS)
 
-e2e: tools etcdctl helm promtool krew registry pre-commit build ## Only the end-to-end tests, with the race detector.
-	$(GO) test $(TEST_BUILD) $(TEST_LINK) $(TEST_VET) -count=1 -timeout 45m $(TEST_FLAGS) ./test/e2e/...
+e2e: tools etcdctl helm promtool krew registry pre-commit build ## Only the end-to-end tests (RACE=-race: under the race detector).
+	$(TEST_ENV) $(GO) test $(TEST_BUILD) $(TEST_LINK) $(TEST_VET) -count=1 -timeout 45m $(TEST_FLAGS) ./test/e2e/...
 
 # The pre-commit e2e test drives the real pre-commit, a Python program: the
 # one client installed from Debian's packages rather than built from Go
@@ -344,14 +358,14 @@ pre-commit: ## Install the real pre-commit (Debian's package) the pre-commit e2e
 # runs' flags ($(TEST_BUILD); GOFLAGS reaches golangci-lint's go list), so those
 # compiled packages serve the tests too instead of being compiled twice.
 lint: $(GOLANGCI_LINT) $(ACTIONLINT) ## go vet, gofmt, go.mod tidiness, golangci-lint (.golangci.yml), opa fmt on the built-in rules, actionlint on the workflows and the Action.
-	$(GO) vet $(TEST_BUILD) ./...
+	$(TEST_ENV) $(GO) vet $(TEST_BUILD) ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy; run go mod tidy:"; $(GO) mod tidy -diff; exit 1; }
-	GOFLAGS='$(TEST_BUILD)' $(GOLANGCI_LINT) run --allow-parallel-runners ./...
-	$(GO) test $(TEST_BUILD) $(TEST_LINK) -vet=off -count=1 -run '^TestRegoIsFormatted$$' ./policies
+	$(TEST_ENV) GOFLAGS='$(TEST_BUILD)' $(GOLANGCI_LINT) run --allow-parallel-runners ./...
+	$(TEST_ENV) $(GO) test $(TEST_BUILD) $(TEST_LINK) -vet=off -count=1 -run '^TestRegoIsFormatted$$' ./policies
 	$(ACTIONLINT) .github/workflows/*.yaml
-	$(GO) run $(TEST_BUILD) $(TEST_LINK) ./hack/actionworkflow action.yml | $(ACTIONLINT) -stdin-filename action.yml -
+	$(TEST_ENV) $(GO) run $(TEST_BUILD) $(TEST_LINK) ./hack/actionworkflow action.yml | $(ACTIONLINT) -stdin-filename action.yml -
 
 bench: tools ## Benchmarks, with their in-run baselines.
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...

@@ -36,6 +36,10 @@ var (
 // failed); from the NodePool cache, the list is answered within the
 // request timeout, every NodeClaim with its NodePool's expireAfter.
 func TestListingEveryNodeClaimAtV1(t *testing.T) {
+	// Its own API server, processes and files, nothing in process that
+	// another test starts: it runs beside the other long tests once the
+	// sequential ones are done, when the unit tests have freed the cores.
+	t.Parallel()
 	bin := buildKarpgate(t)
 	env := testenv.Start(t, testenv.CRDs(t, crdsource.KarpenterV1_0_8))
 	// The shipped binary with a kubeconfig, as in a cluster: its client

@@ -110,6 +110,10 @@ var karpenterCRDs = []string{"nodepools.karpenter.sh", "nodeclaims.karpenter.sh"
 // and its recovery steps. The subtests run in order and build on each
 // other's objects.
 func TestInstallManifests(t *testing.T) {
+	// Its own API server, processes and files, nothing in process that
+	// another test starts: it runs beside the other long tests once the
+	// sequential ones are done, when the unit tests have freed the cores.
+	t.Parallel()
 	root, err := crdsource.RepoRoot()
 	if err != nil {
 		t.Fatal(err)

@@ -42,6 +42,10 @@ type corpusObject struct {
 // verdicts must come out of the shipped binary reading the CRDs from the
 // cluster (--crds-from-cluster).
 func TestSchemaVerdictsMatchTheAPIServer(t *testing.T) {
+	// Its own API server, processes and files, nothing in process that
+	// another test starts: it runs beside the other long tests once the
+	// sequential ones are done, when the unit tests have freed the cores.
+	t.Parallel()
 	corpus := readVerdictCorpus(t)
 	linked, err := crdschema.Linked()
 	if err != nil {
