@@ -297,7 +297,7 @@ test: unit e2e twins ## Lint, build, then every test: unit, fuzz seeds, e2e agai
 race: RACE := -race
 race: unit e2e ## make test's lint, unit and e2e tests under the race detector (CI runs it after make test).
 
-# Under `make test`, lint comes before either test run: it compiles every
+# Under `make test` and `make race`, lint comes before either test run: it compiles every
 # package's dependencies with $(TEST_BUILD) once, which both runs then reuse, rather
 # than two go commands compiling the same packages at the same time.
 ifneq ($(filter test race,$(MAKECMDGOALS)),)
@@ -311,7 +311,7 @@ twins: unit
 TEST_VET := -vet=off
 endif
 
-# Under make test and make run, karpgate's own builds and the registry wait
+# Under make test, make race, make e2e and make run, karpgate's own builds and the registry wait
 # for the harness's programs: they share compiled packages (hack/harness/go.mod,
 # hack/registry/go.mod), and two go commands building at once would each
 # compile them.
