@@ -105,12 +105,12 @@ func TestFindRelease(t *testing.T) {
 // buildModule is the build-only module under hack/ that builds r's kwok
 // provider, and the pattern that finds the Karpenter version it builds:
 // the newest release comes from hack/harness, which takes it from the
-// replace it shares with karpgate's go.mod (its require names the version
-// the aws provider asks for); an older one from its own module,
-// hack/karpenter-v1.0.8 for v1.0.8.
+// replace it shares with karpgate's go.mod (alone there, in a block in
+// hack/harness; its require names the version the aws provider asks for);
+// an older one from its own module, hack/karpenter-v1.0.8 for v1.0.8.
 func buildModule(r Release) (module, pattern string) {
 	if r.Version == Newest.Version {
-		return "harness", `(?m)^replace sigs\.k8s\.io/karpenter => sigs\.k8s\.io/karpenter (v\S+)`
+		return "harness", `(?m)^(?:replace)?\s*sigs\.k8s\.io/karpenter => sigs\.k8s\.io/karpenter (v\S+)`
 	}
 	return "karpenter-" + r.Version, requires("sigs.k8s.io/karpenter")
 }

@@ -1,6 +1,6 @@
 // Package karpenterstack runs a real Karpenter on simulated nodes next to a
 // control plane: kube-scheduler and kube-controller-manager (built by `make
-// tools` from hack/k8s), the kwok controller (hack/harness), which plays the
+// tools` from hack/harness), the kwok controller (hack/harness), which plays the
 // kubelet of every simulated node, and Karpenter's kwok provider: Karpenter
 // core with a cloud provider that creates Node objects instead of
 // instances, at one of the releases in Releases (releases.go), each built
