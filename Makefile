@@ -180,7 +180,7 @@ $(HARNESS_TOOLS) &:
 # building pins exactly what we test. Kubernetes 1.37's own modules there are
 # karpgate's versions, so the control plane shares about 1,300 compiled
 # packages with the harness and bin/karpgate (client-go, the API server
-# libraries, gRPC, OpenTelemetry, the standard library): about 460
+# libraries, gRPC, OpenTelemetry, the standard library): about 300
 # CPU-seconds less on a fresh machine than on Kubernetes's exact pins. It
 # builds after the harness's programs, not beside them, so that no package
 # is compiled by two go commands at once. One `go build` makes the five
