@@ -79,13 +79,16 @@ COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS     := -s -w -X github.com/karpgate/karpgate/internal/buildinfo.Version=$(VERSION) \
                -X github.com/karpgate/karpgate/internal/buildinfo.Commit=$(COMMIT)
 # The component version the API server and kubectl report; without it they say v0.0.0.
+# Major and minor come from K8S_VERSION (v1.37.2: 1 and 37), so a bump is one line.
+K8S_MAJOR   := $(word 1,$(subst ., ,$(K8S_VERSION:v%=%)))
+K8S_MINOR   := $(word 2,$(subst ., ,$(K8S_VERSION)))
 K8S_LDFLAGS := -s -w \
                -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
-               -X k8s.io/component-base/version.gitMajor=1 \
-               -X k8s.io/component-base/version.gitMinor=37 \
+               -X k8s.io/component-base/version.gitMajor=$(K8S_MAJOR) \
+               -X k8s.io/component-base/version.gitMinor=$(K8S_MINOR) \
                -X k8s.io/client-go/pkg/version.gitVersion=$(K8S_VERSION) \
-               -X k8s.io/client-go/pkg/version.gitMajor=1 \
-               -X k8s.io/client-go/pkg/version.gitMinor=37
+               -X k8s.io/client-go/pkg/version.gitMajor=$(K8S_MAJOR) \
+               -X k8s.io/client-go/pkg/version.gitMinor=$(K8S_MINOR)
 FUZZTIME    ?= 10s
 TEST_FLAGS  ?=
 # `make test` compiles the tests as bin/karpgate is built (no cgo,
