@@ -91,33 +91,33 @@ K8S_LDFLAGS := -s -w \
                -X k8s.io/client-go/pkg/version.gitMinor=$(K8S_MINOR)
 FUZZTIME    ?= 10s
 TEST_FLAGS  ?=
-# `make test` compiles the tests as bin/karpgate is built (no cgo,
-# -trimpath), so go vet, golangci-lint and every test binary reuse the
-# packages the harness and bin/karpgate compiled: on a fresh machine nothing
-# is compiled twice. `make race` runs the same targets under the race
+# Every go command here builds with these flags: no cgo (CGO_ENABLED=0 beside
+# each), -trimpath (no machine paths in a binary), and no DWARF. Go's build
+# cache keys a compiled package by its flags, so one set for bin/karpgate,
+# the harness's programs, the control plane, go vet, golangci-lint and the
+# tests compiles each package once for all of them; release/build.go, the
+# Action's source build and the e2e tests' builds take the same
+# (internal/buildinfo.GoBuildFlags; test/layout holds them equal). Every
+# binary is linked with -s -w, or -w for a test, which throws the DWARF
+# away: -dwarf=false does not make it (a tenth of each compile, about 200
+# CPU-seconds of a fresh `make test`, and the same machine code).
+GO_BUILD_FLAGS := -trimpath -gcflags=all=-dwarf=false
+# `make test` runs lint and the tests with GO_BUILD_FLAGS, so go vet,
+# golangci-lint and every test binary reuse the packages the harness and
+# bin/karpgate compiled. `make race` runs the same targets under the race
 # detector (RACE=-race): the webhook server, the policy hot reload and the
 # controller loop share state across goroutines, and the e2e tests run them in
 # process against a real API server. It compiles every package again,
 # instrumented (8 minutes of two cores on a fresh machine), and its tests take
 # about a third more CPU; CI runs both (.ci/run).
 RACE        ?=
-# go vet, golangci-lint and go test compile with the same flags, so that each
-# package is compiled once for all three. Under the race detector, without
-# DWARF: nothing reads it from a test binary (stack traces and race reports
-# come from the runtime's own tables), and leaving it out saves about a tenth
-# of each compile and a quarter of each link.
-TEST_BUILD  = $(if $(RACE),$(RACE) -gcflags=all=-dwarf=false,-trimpath)
+TEST_BUILD  = $(strip $(GO_BUILD_FLAGS) $(RACE))
 # The race detector needs cgo; bin/karpgate is built without it.
 TEST_ENV    = CGO_ENABLED=$(if $(RACE),1,0)
 TEST_LINK   := -ldflags=-w
 # go test's own vet pass; off under `make test`, whose lint has just run
 # go vet with every analyzer (see below).
 TEST_VET    :=
-# The programs built for the tests are linked with -s -w, which throws away
-# the DWARF the compiler makes; -dwarf=false does not make it (a tenth of each
-# compile, the same binary). Not for hack/harness: its packages are
-# bin/karpgate's too, which is built as a user builds it.
-TOOL_GCFLAGS := -gcflags=all=-dwarf=false
 
 export KUBEBUILDER_ASSETS := $(ASSETS)
 
@@ -153,7 +153,7 @@ build: bin/karpgate ## Build the karpgate binary into bin/.
 
 # Rebuilt every time: Go's own cache makes an unchanged build instant.
 bin/karpgate: FORCE
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/karpgate
+	CGO_ENABLED=0 $(GO) build $(GO_BUILD_FLAGS) -ldflags '$(LDFLAGS)' -o $@ ./cmd/karpgate
 
 FORCE:
 
@@ -168,7 +168,7 @@ tools: $(TOOLS) $(KARPENTERS) $(KWOK) ## Build the control plane, each Karpenter
 # -tags remove_all_sd leaves out Prometheus's cloud service discovery (AWS,
 # Azure, GCE and a dozen more SDKs), which `promtool test rules` never uses.
 HARNESS_TOOLS := $(KARPENTER_DIR)/$(HARNESS_KARPENTER)/karpenter $(KWOK) $(HELM) $(PROMTOOL)
-HARNESS_BUILD := cd hack/harness && CGO_ENABLED=0 $(GO) build -trimpath -tags remove_all_sd
+HARNESS_BUILD := cd hack/harness && CGO_ENABLED=0 $(GO) build $(GO_BUILD_FLAGS) -tags remove_all_sd
 
 $(HARNESS_TOOLS) &:
 	@mkdir -p $(foreach t,$(HARNESS_TOOLS),$(dir $(t)))
@@ -212,14 +212,14 @@ $(TOOLS) $(ETCDCTL) &: | $(HARNESS_TOOLS)
 $(KARPENTER_DIR)/%/karpenter:
 	@mkdir -p $(dir $@)
 	@echo "building Karpenter $* with its kwok provider from source"
-	cd hack/karpenter-$* && CGO_ENABLED=0 $(GO) build -trimpath $(TOOL_GCFLAGS) -ldflags '-s -w -X sigs.k8s.io/karpenter/pkg/operator.Version=$*' -o $@ sigs.k8s.io/karpenter/kwok
+	cd hack/karpenter-$* && CGO_ENABLED=0 $(GO) build $(GO_BUILD_FLAGS) -ldflags '-s -w -X sigs.k8s.io/karpenter/pkg/operator.Version=$*' -o $@ sigs.k8s.io/karpenter/kwok
 
 krew: $(KREW) ## Build krew and validate-krew-manifest from the Go module proxy (once; cached), for the release tests.
 
 $(KREW) $(VALIDATE_KREW) &:
 	@mkdir -p $(dir $(KREW))
 	@echo "building krew $(KREW_VERSION) and validate-krew-manifest from source"
-	cd hack/krew && CGO_ENABLED=0 $(GO) build -trimpath $(TOOL_GCFLAGS) -ldflags '-s -w' -o $(dir $(KREW)) sigs.k8s.io/krew/cmd/krew sigs.k8s.io/krew/cmd/validate-krew-manifest
+	cd hack/krew && CGO_ENABLED=0 $(GO) build $(GO_BUILD_FLAGS) -ldflags '-s -w' -o $(dir $(KREW)) sigs.k8s.io/krew/cmd/krew sigs.k8s.io/krew/cmd/validate-krew-manifest
 
 registry: $(REGISTRY) ## Build the CNCF distribution registry from the Go module proxy (once; cached), for the OCI chart tests.
 
@@ -231,7 +231,7 @@ registry: $(REGISTRY) ## Build the CNCF distribution registry from the Go module
 $(REGISTRY):
 	@mkdir -p $(dir $@)
 	@echo "building the distribution registry $(REGISTRY_VERSION) from source"
-	cd hack/registry && CGO_ENABLED=0 $(GO) build -trimpath -tags remove_all_sd -ldflags '-s -w -X github.com/distribution/distribution/v3/version.version=$(REGISTRY_VERSION)' -o $@ .
+	cd hack/registry && CGO_ENABLED=0 $(GO) build $(GO_BUILD_FLAGS) -tags remove_all_sd -ldflags '-s -w -X github.com/distribution/distribution/v3/version.version=$(REGISTRY_VERSION)' -o $@ .
 
 etcdctl: $(ETCDCTL) ## Build etcdctl from source (once; cached, with the control plane), for the storage migration tests.
 
@@ -245,21 +245,21 @@ budget-oracle: $(BUDGET_ORACLE) ## Build the oracle answering with Karpenter v1.
 # Go's own cache makes an unchanged build instant.
 $(BUDGET_ORACLE): FORCE
 	@mkdir -p $(dir $@)
-	cd hack/budget-oracle-$(BUDGET_ORACLE_KARPENTER) && CGO_ENABLED=0 $(GO) build -trimpath $(TOOL_GCFLAGS) -ldflags '-s -w' -o $@ .
+	cd hack/budget-oracle-$(BUDGET_ORACLE_KARPENTER) && CGO_ENABLED=0 $(GO) build $(GO_BUILD_FLAGS) -ldflags '-s -w' -o $@ .
 
 golangci-lint: $(GOLANGCI_LINT) ## Build golangci-lint from the Go module proxy (once; cached), for make lint.
 
 $(GOLANGCI_LINT):
 	@mkdir -p $(dir $@)
 	@echo "building golangci-lint $(GOLANGCI_LINT_VERSION) from source"
-	CGO_ENABLED=0 GOBIN=$(dir $@) $(GO) install -trimpath $(TOOL_GCFLAGS) -ldflags '-s -w -X main.version=$(GOLANGCI_LINT_VERSION)' github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	CGO_ENABLED=0 GOBIN=$(dir $@) $(GO) install $(GO_BUILD_FLAGS) -ldflags '-s -w -X main.version=$(GOLANGCI_LINT_VERSION)' github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 
 actionlint: $(ACTIONLINT) ## Build actionlint from the Go module proxy (once; cached), for make lint.
 
 $(ACTIONLINT):
 	@mkdir -p $(dir $@)
 	@echo "building actionlint $(ACTIONLINT_VERSION) from source"
-	cd hack/actionlint && CGO_ENABLED=0 $(GO) build -trimpath $(TOOL_GCFLAGS) -ldflags '-s -w -X github.com/rhysd/actionlint.version=$(ACTIONLINT_VERSION)' -o $@ github.com/rhysd/actionlint/cmd/actionlint
+	cd hack/actionlint && CGO_ENABLED=0 $(GO) build $(GO_BUILD_FLAGS) -ldflags '-s -w -X github.com/rhysd/actionlint.version=$(ACTIONLINT_VERSION)' -o $@ github.com/rhysd/actionlint/cmd/actionlint
 
 peers: $(CONFTEST) $(KUBECONFORM) ## Build conftest and kubeconform from the Go module proxy (once; cached), for bench-peers.
 
@@ -268,12 +268,12 @@ peers: $(CONFTEST) $(KUBECONFORM) ## Build conftest and kubeconform from the Go 
 $(CONFTEST):
 	@mkdir -p $(dir $@)
 	@echo "building conftest $(CONFTEST_VERSION) from source"
-	cd hack/conftest && CGO_ENABLED=0 $(GO) build -trimpath $(TOOL_GCFLAGS) -ldflags '-s -w -X github.com/open-policy-agent/conftest/internal/version.Version=$(CONFTEST_VERSION)' -o $@ github.com/open-policy-agent/conftest
+	cd hack/conftest && CGO_ENABLED=0 $(GO) build $(GO_BUILD_FLAGS) -ldflags '-s -w -X github.com/open-policy-agent/conftest/internal/version.Version=$(CONFTEST_VERSION)' -o $@ github.com/open-policy-agent/conftest
 
 $(KUBECONFORM):
 	@mkdir -p $(dir $@)
 	@echo "building kubeconform $(KUBECONFORM_VERSION) from source"
-	cd hack/kubeconform && CGO_ENABLED=0 $(GO) build -trimpath $(TOOL_GCFLAGS) -ldflags '-s -w' -o $@ github.com/yannh/kubeconform/cmd/kubeconform
+	cd hack/kubeconform && CGO_ENABLED=0 $(GO) build $(GO_BUILD_FLAGS) -ldflags '-s -w' -o $@ github.com/yannh/kubeconform/cmd/kubeconform
 
 # The version of a release: the v* tag checked out, or a snapshot named by
 # the commit (krew and Helm want semantic versions). Every archive entry and
@@ -283,16 +283,16 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 RELEASE_FLAGS     ?=
 
 release: ## Release artifacts into dist/: archives for linux/darwin amd64/arm64, SBOMs, checksums, Helm chart, schema, krew manifest.
-	$(GO) run ./cmd/karpgate-dev release --version $(RELEASE_VERSION) --commit $(COMMIT) --date $(SOURCE_DATE_EPOCH) --out dist $(RELEASE_FLAGS)
+	$(GO) run $(GO_BUILD_FLAGS) ./cmd/karpgate-dev release --version $(RELEASE_VERSION) --commit $(COMMIT) --date $(SOURCE_DATE_EPOCH) --out dist $(RELEASE_FLAGS)
 
 generate: ## Regenerate the deepcopy functions and CRDs of karpgate's API (api/karpgate) from its Go types.
-	$(GO) run ./hack/apigen
+	$(GO) run $(GO_BUILD_FLAGS) ./hack/apigen
 
 manifests: ## Regenerate manifests/ (kustomize base and overlays, monitoring, Helm chart) from the Go types.
-	$(GO) run ./cmd/karpgate-dev manifests --out manifests
+	$(GO) run $(GO_BUILD_FLAGS) ./cmd/karpgate-dev manifests --out manifests
 
 release-facts: ## Regenerate internal/karpenter/release/releases.json from the Karpenter modules pinned under hack/releases.
-	$(GO) run ./hack/releasefacts
+	$(GO) run $(GO_BUILD_FLAGS) ./hack/releasefacts
 
 # `make test` runs two streams side by side (--jobs=2 below): the unit tests
 # start as soon as lint is done, while the tools the end-to-end tests need
@@ -347,12 +347,12 @@ unit: promtool budget-oracle actionlint $(TOOLS) ## The tests outside test/e2e (
 # The differential test of the rules and their CEL twins, without the race
 # detector: it judges requests on one goroutine, where the race detector
 # finds nothing and makes CEL about seven times slower. It compiles as
-# bin/karpgate does (CGO_ENABLED=0, -trimpath, no other flags), so it reuses
-# the packages that build compiled. TWINS_FLAGS='-args -twins.all' judges
+# bin/karpgate does (CGO_ENABLED=0, GO_BUILD_FLAGS), so it reuses the
+# packages that build compiled. TWINS_FLAGS='-args -twins.all' judges
 # the whole corpus rather than the sample that exercises every twin.
 TWINS_FLAGS ?=
 twins: build ## The rules' CEL twins against their Rego, on the verdict corpus and the rule fixtures (no race detector).
-	CGO_ENABLED=0 $(GO) test -trimpath $(TEST_VET) -count=1 -timeout 60m $(TEST_FLAGS) ./test/twins $(TWINS_FLAGS)
+	CGO_ENABLED=0 $(GO) test $(GO_BUILD_FLAGS) $(TEST_VET) -count=1 -timeout 60m $(TEST_FLAGS) ./test/twins $(TWINS_FLAGS)
 
 e2e: tools etcdctl helm promtool krew registry pre-commit build ## Only the end-to-end tests (RACE=-race: under the race detector).
 	$(TEST_ENV) $(GO) test $(TEST_BUILD) $(TEST_LINK) $(TEST_VET) -count=1 -timeout 45m $(TEST_FLAGS) ./test/e2e/...
@@ -384,29 +384,29 @@ lint: $(GOLANGCI_LINT) $(ACTIONLINT) ## go vet, gofmt, go.mod tidiness, golangci
 	$(TEST_ENV) $(GO) run $(TEST_BUILD) $(TEST_LINK) ./hack/actionworkflow action.yml | $(ACTIONLINT) -stdin-filename action.yml -
 
 bench: tools ## Benchmarks, with their in-run baselines.
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+	$(GO) test $(GO_BUILD_FLAGS) -run '^$$' -bench . -benchmem -count=1 ./...
 
 bench-peers: build peers ## karpgate lint, kubeconform and conftest side by side on generated corpora: wall-time ratios, peak memory.
-	$(GO) run ./test/benchpeers -karpgate bin/karpgate -conftest $(CONFTEST) -kubeconform $(KUBECONFORM) $(BENCH_PEERS_FLAGS)
+	$(GO) run $(GO_BUILD_FLAGS) ./test/benchpeers -karpgate bin/karpgate -conftest $(CONFTEST) -kubeconform $(KUBECONFORM) $(BENCH_PEERS_FLAGS)
 
 load: ## per install (client CA, trusted source, default; the 512Mi memory plan): 64 clients for 30s alone, then 30s beside every attack: p50/p99, errors, peak memory.
-	$(GO) test -run '^$$' -bench '^BenchmarkLoadUnderAttack$$' -benchtime 1x -count=1 ./webhook/admission -args -load.duration 30s -load.attacks all
+	$(GO) test $(GO_BUILD_FLAGS) -run '^$$' -bench '^BenchmarkLoadUnderAttack$$' -benchtime 1x -count=1 ./webhook/admission -args -load.duration 30s -load.attacks all
 
 scale: tools ## karpgate on 50 NodePools and 1,000 simulated nodes with a real Karpenter: recompute time, cache memory, /status p50/p99.
-	$(GO) test -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x -count=1 -timeout 60m ./test/e2e/karpenter -args -scale
+	$(GO) test $(GO_BUILD_FLAGS) -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x -count=1 -timeout 60m ./test/e2e/karpenter -args -scale
 
 fuzz: ## Every fuzz target for $(FUZZTIME) each (FUZZTIME=1m make fuzz for longer).
 	@for pkg in $$($(GO) list ./...); do \
-	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	  for target in $$($(GO) test $(GO_BUILD_FLAGS) -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "fuzz $$pkg $$target"; \
-	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
+	    $(GO) test $(GO_BUILD_FLAGS) -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; \
 	done
 
 # karpgate-dev is karpgate plus `run`; the shipped binary (make build, the
 # Dockerfile) links no test harness, so `run` lives in its own command.
 bin/karpgate-dev: FORCE
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/karpgate-dev
+	CGO_ENABLED=0 $(GO) build $(GO_BUILD_FLAGS) -ldflags '$(LDFLAGS)' -o $@ ./cmd/karpgate-dev
 
 # RUN_FLAGS=--karpenter=false: the CRDs-only cluster, without Karpenter.
 RUN_FLAGS   ?=

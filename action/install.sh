@@ -22,7 +22,10 @@ if [[ "$KARPGATE_SOURCE" == source ]]; then
     export GOTOOLCHAIN
   fi
   commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
-  CGO_ENABLED=0 go build -trimpath \
+  # The Makefile's build flags (-trimpath, no DWARF), one word each.
+  read -r -a go_build_flags <<<"$(sed -n 's/^GO_BUILD_FLAGS := //p' Makefile)"
+  [[ ${#go_build_flags[@]} -gt 0 ]] || fail "no GO_BUILD_FLAGS line in $GITHUB_ACTION_PATH/Makefile"
+  CGO_ENABLED=0 go build "${go_build_flags[@]}" \
     -ldflags "-s -w -X github.com/karpgate/karpgate/internal/buildinfo.Version=$KARPGATE_VERSION -X github.com/karpgate/karpgate/internal/buildinfo.Commit=$commit" \
     -o "$bin/karpgate" ./cmd/karpgate
   echo "$bin" >> "$GITHUB_PATH"

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/karpgate/karpgate/internal/buildinfo"
 )
 
 // Platform is one GOOS/GOARCH pair.
@@ -156,11 +158,13 @@ func Build(ctx context.Context, o Options) (*Artifacts, error) {
 }
 
 // goBuild builds the shipped binary as `make build` does, for p, with
-// nothing of the machine in it: no paths (-trimpath), no VCS stamp
-// (-buildvcs=false; the commit comes through -ldflags), no cgo.
+// nothing of the machine in it: no paths (-trimpath, among
+// buildinfo.GoBuildFlags), no VCS stamp (-buildvcs=false; the commit comes
+// through -ldflags), no cgo, and no flags from the environment (GOFLAGS).
 func (o Options) goBuild(ctx context.Context, p Platform, out string) error {
 	ldflags := fmt.Sprintf("-s -w -X github.com/karpgate/karpgate/internal/buildinfo.Version=%s -X github.com/karpgate/karpgate/internal/buildinfo.Commit=%s", o.Version, o.Commit)
-	cmd := exec.CommandContext(ctx, o.Go, "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", out, "./cmd/karpgate")
+	args := append(append([]string{"build"}, buildinfo.GoBuildFlags()...), "-buildvcs=false", "-ldflags", ldflags, "-o", out, "./cmd/karpgate")
+	cmd := exec.CommandContext(ctx, o.Go, args...)
 	cmd.Dir = o.Root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch, "GOFLAGS=")
 	var stderr bytes.Buffer

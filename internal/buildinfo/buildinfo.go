@@ -14,6 +14,17 @@ var (
 	Commit  = ""
 )
 
+// GoBuildFlags returns the go build flags of every karpgate build: the
+// Makefile's GO_BUILD_FLAGS (test/layout holds the two equal), which
+// release/build.go and the tests' own builds take too. Go's build cache keys
+// a compiled package by its flags, so builds that agree on them compile each
+// package once between them. -trimpath keeps the machine's paths out of the
+// binary; -dwarf=false skips the debug information that the -s -w link
+// would throw away.
+func GoBuildFlags() []string {
+	return []string{"-trimpath", "-gcflags=all=-dwarf=false"}
+}
+
 // Info is the build description printed by `karpgate version`.
 type Info struct {
 	Version   string `json:"version"`

@@ -1,6 +1,7 @@
 // Package gobuild builds the project's commands once per test binary, as
-// `make build` does (no cgo, -trimpath), so the packages compiled are the
-// ones `make build` left in Go's build cache and only the link is new.
+// `make build` does (no cgo, buildinfo.GoBuildFlags), so the packages
+// compiled are the ones `make build` left in Go's build cache and only the
+// link is new.
 package gobuild
 
 import (
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/karpgate/karpgate/internal/buildinfo"
 )
 
 // builds holds one build per package for the whole test binary: tests only
@@ -37,7 +40,8 @@ func Command(t testing.TB, pkg string) string {
 			return
 		}
 		b.path = filepath.Join(dir, path.Base(pkg))
-		cmd := exec.Command("go", "build", "-trimpath", "-o", b.path, pkg)
+		args := append(append([]string{"build"}, buildinfo.GoBuildFlags()...), "-o", b.path, pkg)
+		cmd := exec.Command("go", args...)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		b.out, b.err = cmd.CombinedOutput()
 	})

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/karpgate/karpgate/internal/buildinfo"
 	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
 )
 
@@ -20,9 +21,9 @@ import (
 // manifest. GOMODCACHE and GOCACHE point at the machine's module and build
 // caches (HOME is a temporary folder, whose empty default build cache made
 // this one test compile every package cold: over 20 minutes on two busy
-// cores), and GOFLAGS asks for -trimpath as the release build does, so the
-// build reuses what the other tests compiled and downloads nothing the
-// module proxy has not already served.
+// cores), and GOFLAGS asks for the flags of `make build` and the release
+// build (buildinfo.GoBuildFlags), so the build reuses what the other tests
+// compiled and downloads nothing the module proxy has not already served.
 func TestPreCommitHook(t *testing.T) {
 	preCommit, err := exec.LookPath("pre-commit")
 	if err != nil {
@@ -56,7 +57,7 @@ func TestPreCommitHook(t *testing.T) {
 	env := append(os.Environ(),
 		"PATH="+filepath.Dir(preCommit)+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"PRE_COMMIT_HOME="+t.TempDir(), "HOME="+t.TempDir(),
-		"GOMODCACHE="+modCache, "GOCACHE="+buildCache, "GOFLAGS=-trimpath", "CGO_ENABLED=0",
+		"GOMODCACHE="+modCache, "GOCACHE="+buildCache, "GOFLAGS="+strings.Join(buildinfo.GoBuildFlags(), " "), "CGO_ENABLED=0",
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
 	sh := func(script string) (string, int) {
 		cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
