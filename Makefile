@@ -91,16 +91,16 @@ K8S_LDFLAGS := -s -w \
                -X k8s.io/client-go/pkg/version.gitMinor=$(K8S_MINOR)
 FUZZTIME    ?= 10s
 TEST_FLAGS  ?=
-# Every go command here builds with these flags: no cgo (CGO_ENABLED=0 beside
-# each), -trimpath (no machine paths in a binary), and no DWARF. Go's build
-# cache keys a compiled package by its flags, so one set for bin/karpgate,
-# the harness's programs, the control plane, go vet, golangci-lint and the
-# tests compiles each package once for all of them; release/build.go, the
-# Action's source build and the e2e tests' builds take the same
-# (internal/buildinfo.GoBuildFlags; test/layout holds them equal). Every
-# binary is linked with -s -w, or -w for a test, which throws the DWARF
-# away: -dwarf=false does not make it (a tenth of each compile, about 200
-# CPU-seconds of a fresh `make test`, and the same machine code).
+# The build flags of every go command here: -trimpath (no machine paths in a
+# binary) and no DWARF. Go's build cache keys a compiled package by its flags
+# (and by CGO_ENABLED, which the builds that share packages set to 0), so one
+# set for bin/karpgate, the harness's programs, the control plane, go vet,
+# golangci-lint and the tests compiles each package once for all of them;
+# release/build.go, the Action's source build and the e2e tests' builds take
+# the same (internal/buildinfo.GoBuildFlags; test/layout holds them equal).
+# Every binary is linked with -s -w, or -w for a test, which throws the DWARF
+# away: -dwarf=false does not make it (a tenth of each compile, and the same
+# machine code).
 GO_BUILD_FLAGS := -trimpath -gcflags=all=-dwarf=false
 # `make test` runs lint and the tests with GO_BUILD_FLAGS, so go vet,
 # golangci-lint and every test binary reuse the packages the harness and
