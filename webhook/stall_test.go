@@ -298,11 +298,15 @@ func TestConnectionsAreCapped(t *testing.T) {
 	// until the server reads its close.
 	r.client.CloseIdleConnections()
 	wait.For(t, "the readiness wait's connection to be closed on the server", func() bool { return r.srv.OpenConnections() == 0 })
-	first, second := dial("127.0.0.2"), dial("127.0.0.3")
 	// The server counts a connection idle only after it has written the
-	// response the client already read; on a busy machine the third
-	// connection came first and made room by closing second, the only
-	// idle one then.
+	// response the client already read. On a busy machine the third
+	// connection came first and made room by closing second, the only idle
+	// one then; and second was once counted idle before first, which made
+	// it the oldest idle one. So each is idle on the server before the next
+	// is dialled.
+	first := dial("127.0.0.2")
+	wait.For(t, "the first connection to be idle on the server", func() bool { return r.srv.IdleConnections() == 1 })
+	second := dial("127.0.0.3")
 	wait.For(t, "both connections to be idle on the server", func() bool { return r.srv.IdleConnections() == 2 })
 	before := testutil.ToFloat64(closedConnections.WithLabelValues("idle"))
 	dial("127.0.0.4")
