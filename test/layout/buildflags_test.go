@@ -1,14 +1,11 @@
 package layout
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/karpgate/karpgate/internal/buildinfo"
-	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
 )
 
 // Go's build cache keys a compiled package by its build flags. bin/karpgate,
@@ -20,18 +17,7 @@ import (
 // are one set, every go command of the Makefile takes it, and the Action's
 // source build reads it from the Makefile.
 func TestEveryBuildTakesGoBuildFlags(t *testing.T) {
-	root, err := crdsource.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	read := func(name string) string {
-		data, err := os.ReadFile(filepath.Join(root, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(data)
-	}
-	makefile := read("Makefile")
+	makefile := repoFile(t, "Makefile")
 
 	want := strings.Join(buildinfo.GoBuildFlags(), " ")
 	m := regexp.MustCompile(`(?m)^GO_BUILD_FLAGS := (.*)$`).FindStringSubmatch(makefile)
@@ -62,7 +48,7 @@ func TestEveryBuildTakesGoBuildFlags(t *testing.T) {
 		t.Errorf("Makefile: TEST_BUILD does not hold $(GO_BUILD_FLAGS)")
 	}
 
-	if install := read("action/install.sh"); !strings.Contains(install, `s/^GO_BUILD_FLAGS := //p`) {
+	if install := repoFile(t, "action/install.sh"); !strings.Contains(install, `s/^GO_BUILD_FLAGS := //p`) {
 		t.Errorf("action/install.sh's source build does not read GO_BUILD_FLAGS from the Makefile")
 	}
 }

@@ -1,12 +1,8 @@
 package layout
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"testing"
-
-	"github.com/karpgate/karpgate/internal/devcluster/crdsource"
 )
 
 // The Makefile names the control plane's folder (bin/k8s/<K8S_VERSION>),
@@ -16,14 +12,7 @@ import (
 // either module by MVS; the tests would then run one Kubernetes stamped
 // and filed as another.
 func TestControlPlaneVersionsAreWhatTheHarnessBuilds(t *testing.T) {
-	root, err := crdsource.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	makefile := repoFile(t, "Makefile")
 	harness := moduleVersions(goListIn(t, "hack/harness", "-m", "-f", "{{.Path}} {{.Version}}",
 		"k8s.io/kubernetes", "go.etcd.io/etcd/server/v3", "go.etcd.io/etcd/etcdctl/v3"))
 	for _, tt := range []struct{ variable, module string }{
@@ -31,12 +20,12 @@ func TestControlPlaneVersionsAreWhatTheHarnessBuilds(t *testing.T) {
 		{"ETCDCTL_VERSION", "go.etcd.io/etcd/server/v3"},
 		{"ETCDCTL_VERSION", "go.etcd.io/etcd/etcdctl/v3"},
 	} {
-		m := regexp.MustCompile(`(?m)^` + tt.variable + `\s*:=\s*(\S+)$`).FindSubmatch(makefile)
+		m := regexp.MustCompile(`(?m)^` + tt.variable + `\s*:=\s*(\S+)$`).FindStringSubmatch(makefile)
 		if m == nil {
 			t.Errorf("Makefile: no %s := line", tt.variable)
 			continue
 		}
-		if got, want := string(m[1]), harness[tt.module]; got != want {
+		if got, want := m[1], harness[tt.module]; got != want {
 			t.Errorf("Makefile %s is %s, hack/harness builds %s %s: set it to %s, or cd hack/harness && go get %s@%s", tt.variable, got, tt.module, want, want, tt.module, got)
 		}
 	}

@@ -17,6 +17,20 @@ import (
 
 const module = "github.com/karpgate/karpgate"
 
+// repoFile reads a file of the repository by its path from the root.
+func repoFile(t *testing.T, name string) string {
+	t.Helper()
+	root, err := crdsource.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
 func goList(t *testing.T, args ...string) []string {
 	t.Helper()
 	return goListIn(t, ".", args...)
